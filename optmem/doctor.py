@@ -807,6 +807,13 @@ def _check_lost(vault: Vault, report: Report) -> int:
                         Problem("records_gone", file, f"{item['message']} — still gone: {', '.join(ids[:20])}")
                     )
                     n += 1
+            elif item.get("what") == "purged":  # a purge elsewhere, by its commit's word: noted, no problem
+                ids = [i for i in item.get("ids") or [] if isinstance(i, str) and idx.by_id(i) is None]
+                if ids:
+                    said = item.get("commits")
+                    commits = said if isinstance(said, dict) else {}
+                    named = [f"{i} ({str(commits.get(i) or '?')[:12]})" for i in ids[:20]]
+                    report.notes.append(f"{item['message']} — still gone: {', '.join(named)}")
             elif item.get("what") == "hot":
                 target, project = hot_target(file) or ("memory", None)
                 try:

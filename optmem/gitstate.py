@@ -158,3 +158,18 @@ def unmerged(path: Path) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     return res.returncode == 0 and bool(res.stdout.strip())
+
+
+def tracked(path: Path) -> bool:
+    """Whether git tracks `path` (its index holds it). Git is run only inside a work tree; no
+    git, or a git that fails, reads as not tracked."""
+    top = work_tree(path.parent)
+    if top is None:
+        return False
+    import subprocess
+
+    try:
+        res = run(top, "ls-files", "-z", "--", os.path.realpath(path))
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return res.returncode == 0 and bool(res.stdout.strip("\0"))

@@ -62,6 +62,22 @@ def segments(root: Path) -> list[tuple[str, Path]]:
     return out
 
 
+def own_files(root: Path) -> str | None:
+    """The log files this clone writes, as a segment's name or the folder (ending in /) its
+    names start with: LOG.jsonl in a vault not split, this writer's folder in one that is — None
+    while this clone has no writer id (it wrote nothing there). Read only: no writer id is made
+    (a reader's index honours what this clone wrote: `quarantine.release_honoured`)."""
+    if not segmented(root):
+        return LOG
+    name = os.environ.get("OPTMEM_WRITER") or _listed().get(_place(root))
+    return f"{SEGMENTS}/{name}/" if name and WRITER_RE.fullmatch(name) else None
+
+
+def is_own(own: str | None, name: str) -> bool:
+    """Whether the log file `name` is one of this clone's own (`own`: `own_files`)."""
+    return own is not None and (name == own or (own.endswith("/") and name.startswith(own)))
+
+
 def access_files(root: Path) -> list[tuple[str, Path]]:
     """Every file of recalls and sweeps: ACCESS.jsonl (always, in a vault that is not
     segmented), then each writer's."""

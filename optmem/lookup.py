@@ -54,10 +54,15 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
 
 def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
     """What happened to a record since it was written, in log order: said again (`seen`),
-    confirmed, verified (with its note), released from quarantine, forgotten, restored, corrected —
-    each with the line's id
+    confirmed, verified (with its note), released from quarantine (or `release_ignored`: a release
+    line not a person's, or another clone's, which lets nothing out here), forgotten, restored,
+    corrected — each with the line's id
     and time."""
+    from optmem.layout import is_own, own_files
+    from optmem.quarantine import release_honoured
+
     out: list[dict[str, Any]] = []
+    own = own_files(idx.vault.root)
     for other in sorted(
         [
             *idx.rows(
@@ -76,6 +81,8 @@ def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
             VERIFY: "verified",
             RELEASE: "released",  # from quarantine, by a person
         }.get(other.kind, "corrected")
+        if what == "released" and not release_honoured(other.origin, is_own(own, idx.file_of(other))):
+            what = "release_ignored"  # (a line not a person's, or another clone's: it let nothing out here)
         event: dict[str, Any] = {
             "event": what,
             "id": other.id,

@@ -21,7 +21,9 @@ when the index is built again.
 
 These files live in `.clone/` (`Vault.own`), not in `.cache/`: nothing can rebuild them, and
 deleting the cache must stay safe. What an older optmem kept in `.cache/` is still read, and the
-next command that takes the vault lock moves it into `.clone/` (`Vault.take_own_from_cache`).
+first command that takes the vault lock moves it into `.clone/`, once (`Vault.take_own_from_cache`);
+a file git tracks in `.cache/` or `.clone/` is never this clone's own (a commit carried it:
+`optmem sync` takes it out of git and puts back this clone's own file).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from typing import Any
 
 from optmem import clock, fsio
 from optmem.errors import OptmemError
-from optmem.vault import OWN, OWN_FILES, Vault
+from optmem.vault import OWN, OWN_FILES, Vault, older_own
+from optmem.view import short_ids
 
 PURGED, NOTE = OWN_FILES  # in .clone/: a one-way hash of each id this clone purged, one a line; the notes
 HELD = "held"  # in .clone/: the ids of the records the log held when the index last read it, one a line
@@ -55,8 +58,10 @@ def note_purged(vault: Vault, ids: set[str]) -> None:
 
 
 def _kept(vault: Vault, name: str) -> list[Path]:
-    """Where `name` is kept: `.clone/`, and `.cache/` where an older optmem kept it."""
-    return [p for p in (vault.root / OWN / name, vault.cache_dir / name) if p.is_file()]
+    """Where `name` is kept: `.clone/`, and `.cache/` where an older optmem kept it and it was not
+    moved yet (never a file git tracks: `vault.older_own`)."""
+    older = [vault.cache_dir / name] if name in older_own(vault) else []
+    return [p for p in (vault.root / OWN / name, *older) if p.is_file()]
 
 
 def purged_hashes(vault: Vault) -> set[str]:
@@ -145,10 +150,24 @@ def left_the_log(vault: Vault, new: Path) -> None:
         vault.left_elsewhere = [rid for rid in gone if rid.upper() in vault.removed_elsewhere]
         gone = [rid for rid in gone if rid.upper() not in vault.removed_elsewhere]
     where = "the log" if vault.segmented else "LOG.jsonl"
+    if vault.left_with_purge:
+        commits = {rid: vault.purge_commits.get(rid.upper(), "") for rid in vault.left_with_purge}
+        named = sorted({c[:12] for c in commits.values() if c})
+        message = (
+            f"{len(vault.left_with_purge):,} record(s) left the log with a sync's merge, purged by another clone "
+            f"({short_ids(vault.left_with_purge)}): the commit that took each out says so (`Optmem-Purged`, in "
+            f"{', '.join(named[:SHOWN]) or 'its commit'}) — that committer's word, not proof; if that purge was "
+            "not meant, `git show COMMIT^:FILE` holds the text; `optmem doctor --fix` clears this note"
+        )
+        _note(
+            vault,
+            {"what": "purged", "file": where, "ids": vault.left_with_purge, "commits": commits, "message": message},
+            told=False,
+        )
     if vault.left_elsewhere:
         message = (
             f"{len(vault.left_elsewhere):,} record(s) left the log with a sync's merge "
-            f"({_shown(vault.left_elsewhere)}): they were taken out of it in another clone's commits, with no "
+            f"({short_ids(vault.left_elsewhere)}): they were taken out of it in another clone's commits, with no "
             "purge's mark (a purge there, or an outside edit — an editor or script that saved an older copy); "
             "their text is no longer in it — restore it from git (`git log -S ID`) if that was not meant; "
             "`optmem doctor` names them, `optmem doctor --fix` clears this note"
@@ -157,16 +176,12 @@ def left_the_log(vault: Vault, new: Path) -> None:
     if not gone:
         return
     message = (
-        f"{len(gone):,} record(s) left the log ({_shown(gone)}): {where} was rewritten outside "
+        f"{len(gone):,} record(s) left the log ({short_ids(gone)}): {where} was rewritten outside "
         "optmem (an editor or script that saved an older copy, a git checkout, another clone's purge); "
         "their text is no longer in it — restore it from git or a backup if that was not meant; "
         "`optmem doctor` names them, `optmem doctor --fix` clears this note"
     )
     _note(vault, {"what": "log", "file": where, "ids": gone, "message": message})
-
-
-def _shown(ids: list[str]) -> str:
-    return ", ".join(rid[-8:] for rid in ids[:SHOWN]) + (", …" if len(ids) > SHOWN else "")
 
 
 def overwritten(vault: Vault, file: str, entries: list[tuple[str, str]]) -> None:
@@ -184,8 +199,11 @@ def overwritten(vault: Vault, file: str, entries: list[tuple[str, str]]) -> None
     _note(vault, {"what": "hot", "file": file, "entries": [e for e, _ in entries], "message": message})
 
 
-def _note(vault: Vault, item: dict[str, Any]) -> None:
-    vault.lost.append(item["message"])
+def _note(vault: Vault, item: dict[str, Any], *, told: bool = True) -> None:
+    """Keep a note for `doctor`; `told`: the command warns of it too (a purge elsewhere: the sync
+    says it in its own words)."""
+    if told:
+        vault.lost.append(item["message"])
     line = json.dumps({"at": clock.format_ts(clock.now()), **item}, ensure_ascii=False).encode("utf-8")
     try:
         fsio.append_lines(vault.own(NOTE), [line], within=vault.root)

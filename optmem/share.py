@@ -7,10 +7,16 @@ index catches up per file; hot files merge entry by entry through the merge driv
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from optmem import fsio, layout
 from optmem.vault import Vault, ensure_layout
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from optmem.index import Index, Row
+    from optmem.record import Record
 
 README = """# The log, one folder per writer
 
@@ -37,12 +43,21 @@ class Segmented(NamedTuple):
 def segment(vault: Vault, writer: str | None = None) -> Segmented:
     """Give the vault one log file per writer (or set this clone's writer id in one that has it).
     LOG.jsonl is not changed — not a byte, so not a record: it is read as the oldest part of the
-    log, and nothing appends to it again."""
+    log, and nothing appends to it again. A release from quarantine acts only from this clone's
+    own file (`quarantine.release_honoured`), which is now its writer's folder: each record a
+    person released in LOG.jsonl is released again there (a line of this writer's, `source`
+    segment), so splitting the log holds nothing that was let out."""
     if writer is not None:
         layout.check_writer(writer)
     vault.require()
+    released: list[str] = []
     with vault.lock():
         already = vault.segmented
+        if not already and vault.log_path.is_file():
+            from optmem.index import open_index
+
+            with open_index(vault) as idx:
+                released = [row.id for row in idx.rows("r.released != 0 ORDER BY r.n")]
         created = ensure_layout(vault)
         folder = vault.root / layout.SEGMENTS
         if fsio.ensure_dir(folder, within=vault.root):
@@ -52,8 +67,21 @@ def segment(vault: Vault, writer: str | None = None) -> Segmented:
             fsio.atomic_write(readme, README, within=vault.root)
             created.append(f"{layout.SEGMENTS}/README.md")
         name = layout.writer(vault.root, choose=writer)
+        if released:
+            _release_again(vault, released)
     legacy = 0
     if vault.log_path.is_file():
         with open(vault.log_path, "rb") as fh:
             legacy = sum(1 for raw, _ in fsio.lines(fh) if raw.strip())
     return Segmented("already_segmented" if already else "segmented", name, legacy, created)
+
+
+def _release_again(vault: Vault, ids: list[str]) -> None:
+    """The records a person released in LOG.jsonl, released again in this writer's folder."""
+    from optmem import log
+    from optmem.record import RELEASE
+
+    def again(idx: Index, rows: list[Row], moment: datetime) -> list[Record]:
+        return [log.about(row, moment, RELEASE, source="segment", origin="user") for row in rows]
+
+    log.write_about_all(vault, ids, again)

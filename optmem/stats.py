@@ -152,8 +152,9 @@ def stats(vault: Vault) -> dict[str, Any]:
         "status": c.by_status,
         "redlines": redlines,  # the current redlines, as `context` shows them
         "redlines_held": held,  # and those held in quarantine (out of context until released)
-        # a vault from a git clone not trusted: its redlines read as unverified notes (`context`, `optmem trust`)
-        "redlines_unverified": not vault.trusted,
+        # a vault from a git clone not trusted: its redlines read as unverified notes (`context`, `optmem trust`);
+        # false when it holds none (nothing reads as unverified)
+        "redlines_unverified": bool(redlines) and not vault.trusted,
         "lifecycle": life,
         "hot": hot,
         **rates,

@@ -589,6 +589,13 @@ def refusal(rec: Record, limit: int, allow_unsafe: bool) -> Refusal | None:
     field it carries bounded and scanned, its names valid), or None."""
     from optmem import log
 
+    if rec.kind == RELEASE:  # (whoever it says released it: `quarantine.release_honoured`)
+        return (
+            "needs_person",
+            f"a release from quarantine (of {rec.ref}) is a person's, made on the vault it acts in: an import "
+            f"brings none — review the record here and `optmem release {str(rec.ref or '')[-8:] or 'ID'}` it",
+            "kind",
+        )
     try:
         checked = log.check_record(rec, limit, allow_unsafe=allow_unsafe)
         if checked.held and not rec.held:  # an export's line is written as it is: it cannot be held here
@@ -651,10 +658,7 @@ def _checked(
     n: int, raw: bytes, rec: Record, limit: int, allow_unsafe: bool, soon: float, person: bool = True
 ) -> Checked:
     changed = ""
-    if not person:
-        if rec.kind == RELEASE:
-            why: Refusal | None = ("needs_person", "a release line: only a person releases a held record", "kind")
-            return n, rec.id, raw, why, True, _refs(rec), False, ""
+    if not person:  # (a release line is refused whoever imports it: `refusal`)
         rec, changed = second_hand(rec)
     if not person and rec.kind not in BOOKKEEPING:
         raw = _second_hand_line(raw, rec)

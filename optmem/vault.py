@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 CACHE = ".cache"
 OWN = ".clone"  # this clone's own notes that cannot be rebuilt (`Vault.own`), never committed
 OWN_FILES = ("purged", "lost.jsonl")  # what `.clone/` holds (`optmem.lost`); an older optmem kept them in .cache/
+OWN_MOVED = "own-moved"  # in .cache/: `Vault.take_own_from_cache` has run (once)
+FOREIGN = "foreign-releases"  # in .clone/: ids of release lines a sync brought into this clone's own folder
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
 
@@ -139,6 +141,7 @@ class Vault:
         # (`lost.left_the_log`): told, not lost; `removed_elsewhere`, `left_elsewhere`: those taken
         # out with no such mark (a purge or an outside edit there: which, is not known): a loss noted
         self.purged_elsewhere: set[str] = set()
+        self.purge_commits: dict[str, str] = {}  # (of those: the commit that carried each purge)
         self.left_with_purge: list[str] = []
         self.removed_elsewhere: set[str] = set()
         self.left_elsewhere: list[str] = []
@@ -363,19 +366,33 @@ class Vault:
     def take_own_from_cache(self) -> None:
         """Move what an older optmem kept in `.cache/` that nothing can rebuild (the purged ids'
         hashes, the notes of what went) into `.clone/`, lock held — or deleting the cache would
-        take it. Its lines are appended to `.clone/`'s file, then the old file is removed: cut
-        short between the two, the next lock appends them again, which reads the same
-        (`optmem.lost` reads a hash or a note twice as once)."""
-        for name in OWN_FILES:
+        take it. Once (`.cache/own-moved` says it ran): a file that appears in `.cache/` later is
+        no clone's own note, nor is one git tracks (a checkout or a merge wrote it: a crafted
+        commit's `.cache/purged` would purge this clone's records) — neither is moved nor read.
+        Its lines are appended to `.clone/`'s file, then the old file is removed: cut short
+        between the two, the next lock appends them again, which reads the same (`optmem.lost`
+        reads a hash or a note twice as once)."""
+        marker = self.cache_dir / OWN_MOVED
+        if marker.exists():
+            return
+        for name in older_own(self):
             old = self.cache_dir / name
-            if not old.is_file():
-                continue
-            with open(old, "rb") as fh:
-                kept = [raw.rstrip(b"\r\n") for raw, _ in fsio.lines(fh)]
-            kept = [line for line in kept if line.strip()]
+            data = fsio.read_bytes(old, within=self.root, limit=64 << 20) or b""
+            kept = [line.rstrip(b"\r") for line in data.split(b"\n") if line.strip()]
             if kept:
                 fsio.append_lines(self.own(name), kept, within=self.root)
             fsio.remove_file(old)
+        fsio.atomic_write(marker, "", within=self.root)
+
+    def foreign_releases(self) -> frozenset[str]:
+        """The ids (upper case) of the `release` lines a sync brought into this clone's own folder
+        (`.clone/foreign-releases`): written on another clone whatever file they are in, they let
+        nothing out of quarantine here (`quarantine.release_honoured`)."""
+        path = self.root / OWN / FOREIGN
+        if not path.is_file():
+            return frozenset()
+        data = fsio.read_bytes(path, within=self.root) or b""
+        return frozenset(line.strip().decode("ascii", "replace").upper() for line in data.split(b"\n") if line.strip())
 
     def use_defaults(self) -> None:
         """Read with the built-in settings (doctor, when optmem.toml cannot be read)."""
@@ -410,12 +427,25 @@ class Vault:
         self.lay_out()
         with fsio.exclusive_lock(self.cache("lock"), self.settings.lock.timeout, within=self.root):
             self._lock_depth, self._lock_owner = 1, get_ident()
-            self.clean_temporaries()
-            self.take_own_from_cache()
-            try:
+            try:  # (a first step that fails leaves the vault unlocked: it never believes it holds the lock)
+                self.clean_temporaries()
+                self.take_own_from_cache()
                 yield
             finally:
                 self._lock_depth, self._lock_owner = 0, 0
+
+
+def older_own(vault: Vault) -> list[str]:
+    """The names of `OWN_FILES` an older optmem left in `.cache/`, not moved yet
+    (`Vault.take_own_from_cache`) and not tracked by git (a file git wrote is no clone's own)."""
+    if (vault.cache_dir / OWN_MOVED).exists():
+        return []
+    found = [name for name in OWN_FILES if (vault.cache_dir / name).is_file()]
+    if not found:
+        return []
+    from optmem import gitstate
+
+    return [name for name in found if not gitstate.tracked(vault.cache_dir / name)]
 
 
 SETTINGS_CACHE = "settings-{reader}.json"

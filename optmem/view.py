@@ -662,6 +662,11 @@ def short_id(rid: str | None) -> str:
     return rid[-8:] if rid else "-"
 
 
+def short_ids(ids: list[str], shown: int = 5) -> str:
+    """Ids as a message names them: the first `shown`, short (`short_id`), then "…" for more."""
+    return ", ".join(short_id(rid) for rid in ids[:shown]) + (", …" if len(ids) > shown else "")
+
+
 # -- the one view of a record that callers see ------------------------------------------------
 class RecordView(NamedTuple):
     """A record as shown to callers: its stored fields, its effective status and, for a search

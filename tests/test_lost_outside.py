@@ -138,6 +138,7 @@ def test_what_an_older_optmem_kept_in_the_cache_moves_to_the_clone_folder(cli, v
     for name in ("purged", "lost.jsonl"):  # the layout of the older optmem
         (own / name).replace(cache / name)
     shutil.rmtree(own)
+    (cache / "own-moved").unlink()  # (which never moved them: the move runs once, review 13 finding 2)
     notes_before = lost.notes(Vault(vault_path))
     assert len(lost.purged_hashes(Vault(vault_path))) == 1 and len(notes_before) == 1
 
@@ -169,6 +170,7 @@ def test_a_move_from_the_cache_cut_short_leaves_no_note_twice(cli, vault_path):
     cli("search", "staging")
     note = vault_path / ".clone" / "lost.jsonl"
     (vault_path / ".cache" / "lost.jsonl").write_bytes(note.read_bytes())  # (moved, not yet removed)
+    (vault_path / ".cache" / "own-moved").unlink()  # (the move, cut short, never noted it ran)
     cli.json("append", "one more")
     assert not (vault_path / ".cache" / "lost.jsonl").exists()
     assert len(lost.notes(Vault(vault_path))) == 1
@@ -189,6 +191,7 @@ def test_a_vault_only_read_keeps_the_older_layout_reads_it_whole_and_doctor_says
     # an older optmem purged `old` (its hash in .cache/), this one `new` (in .clone/)
     (own / "purged").write_text(f"{lost.id_hash(new)}\n", "utf-8")
     (cache / "purged").write_text(f"{lost.id_hash(old)}\n", "utf-8")
+    (cache / "own-moved").unlink()  # (an older optmem's vault: no move has run yet)
     before = (own / "purged").read_bytes()
     cli.json("search", "phone")
     report = cli.json("doctor", code=None)

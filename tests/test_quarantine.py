@@ -339,7 +339,11 @@ def test_origin_and_the_quarantine_travel_by_sync_and_a_release_too(tmp_path):
     assert om(two, "get", tool)["record"]["origin"] == "tool"  # records arriving by sync keep their origin
     assert [h["id"] for h in om(two, "quarantine")["held"]] == [held]
     om(two, "release", held, "--origin", "user")
-    sync(two), sync(one)
+    sync(two)
+    # the release travels as a line, told; it acts only where a person made it (review 13, 1)
+    assert [r["ref"] for r in sync(one)["releases_in"]] == [held]
+    assert om(one, "quarantine")["count"] == 1 and om(one, "get", held)["record"]["status"] == "held"
+    om(one, "release", held, "--origin", "user")
     assert om(one, "quarantine")["count"] == 0 and om(one, "get", held)["record"]["status"] == "current"
 
 

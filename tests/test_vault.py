@@ -347,3 +347,30 @@ def test_a_folder_another_process_makes_meanwhile_is_no_file_in_the_way(tmp_path
     (tmp_path / "file").write_text("x", "utf-8")
     with pytest.raises(Unreadable, match="exists but is not a folder"):
         fsio.ensure_dir(tmp_path / "file")
+
+
+def test_a_lock_that_fails_to_start_leaves_the_vault_unlocked(vault, vault_path, cli):
+    """Review 13, finding 6: the lock's first steps (an older optmem's notes moved into `.clone/`)
+    ran after the vault noted it held the lock, outside the try: one that failed left it believing
+    so — a long-lived holder (the Hermes provider) then wrote without the OS lock. And the move
+    read the old file with a bare open(): its error escaped as a traceback."""
+    import shutil
+
+    from optmem.errors import OptmemError
+    from optmem.vault import OWN_MOVED
+
+    (vault_path / ".cache").mkdir(exist_ok=True)
+    (vault_path / ".cache" / OWN_MOVED).unlink(missing_ok=True)
+    (vault_path / ".cache" / "purged").write_text("0" * 32 + "\n")
+    shutil.rmtree(vault_path / ".clone", ignore_errors=True)
+    (vault_path / ".clone").write_text("a file where the folder goes\n")
+    with pytest.raises(OptmemError):
+        with vault.lock():
+            pass
+    assert not vault.locked
+    res = cli("append", "a record")
+    assert res.exit_code == 3 and "Traceback" not in res.stderr and ".clone" in res.stderr, res
+    (vault_path / ".clone").unlink()
+    with vault.lock():  # (the folder free again: moved now)
+        assert vault.locked
+    assert not vault.locked and (vault_path / ".clone" / "purged").read_text() == "0" * 32 + "\n"

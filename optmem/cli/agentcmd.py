@@ -249,14 +249,14 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
                 f"{r.purged_elsewhere:,} record(s) purged by another clone left this clone's log with the merge: "
                 "a purge spreads to every clone that syncs"
             )
-        if r.removed_elsewhere:
-            out.append(
-                f"{r.removed_elsewhere:,} record(s) left this clone's log with the merge, taken out in another clone's "
-                "commits with no purge's mark (a purge there, or an outside edit): restore them from git if that was "
-                "not meant — `optmem doctor` names them"
-            )
+        # (`removed_elsewhere`: the command's warning says it, naming them — `optmem.lost`)
         out += [f"flagged by the scanner: {f['id']} ({f['rule']}) in {f['file']}" for f in r.flagged]
         out += _came_from_clones(r, vault.trusted)
+        out += [
+            f"a release of {f['ref']} came in from {f['file']}: it stays held here until a person here runs "
+            f"`optmem release {str(f['ref'])[-8:]}`"
+            for f in r.releases_in
+        ]
         out += [
             f"new conflict: {c['name']} — `optmem conflicts` shows it, `optmem resolve` settles it"
             for c in r.new_conflicts

@@ -17,8 +17,8 @@ file per writer (`optmem segment`, run here when it has not been). A sync, in st
    string field each carries; and the size bound every read keeps): flagged by field, never
    dropped — every read surface shows a flagged field as [BLOCKED: rule], and a line over the
    bound is read by no one (doctor names it). What came in is what the merges brought: in other
-   writers' files the lines past their size before the merge (in one that shrank — a line taken
-   out there — the lines the merged commits added to it); in this clone's own folder, which
+   writers' files the lines past their size before the merge (in one the merged commits took a
+   line out of — a purge, an edit there — the lines they added to it, read from git); in this clone's own folder, which
    it appends to meanwhile, the lines each merged commit added since its merge base (optmem
    never writes another writer's folder: such lines were typed or forged on another clone, and
    are reported as such);
@@ -45,8 +45,9 @@ from typing import Any
 
 from optmem import fsio, gitstate, layout
 from optmem.errors import MergeConflict, OptmemError, SyncFailed, UsageError, quote
-from optmem.record import BOOKKEEPING, READ_BYTES, BadLine, flagged_field, parse_line
+from optmem.record import BOOKKEEPING, READ_BYTES, RELEASE, BadLine, flagged_field, parse_line
 from optmem.vault import Vault
+from optmem.view import short_ids
 
 PUSH_TRIES = 5
 # files every clone writes its own version of, rebuilt from the log: a merge keeps ours
@@ -68,9 +69,12 @@ class SyncReport:
     into_own_folder: int = 0  # of those, records another clone put into this clone's own folder
     records_out: int = 0  # records of this writer the remote lacked
     flagged: list[dict[str, Any]] = field(default_factory=list)  # incoming records flagged: id, file, field, rule
+    # incoming `release` lines: id, ref (the record), file, origin — none lets its record out here
+    releases_in: list[dict[str, Any]] = field(default_factory=list)
     new_conflicts: list[dict[str, Any]] = field(default_factory=list)  # conflicts the merge made
     over_budget: list[dict[str, Any]] = field(default_factory=list)  # hot files over their limit after it
     kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
+    untracked_local: list[str] = field(default_factory=list)  # .cache/ and .clone/ files git tracked: taken out
     purged_again: int = 0  # records this clone purged that a merge brought back: dropped again
     nodes_dropped: list[str] = field(default_factory=list)  # tree nodes a merge brought back quoting those
     handoffs_dropped: list[str] = field(default_factory=list)  # HANDOFF.md files a merge brought back carrying one
@@ -202,6 +206,10 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
         _finish_merge(git, report, say)
     was = resumed.get("head") if resumed else None  # the interrupted sync's merge: done, or to do again
     report.merged = isinstance(was, str) and git.head() != was
+    with vault.lock():  # (a clone or a pull may have brought such files too)
+        _untrack_local(git, vault, {}, report, say)
+        if report.merged:
+            _note_foreign_releases(git, vault, [(str(b), str(t)) for b, t in (resumed or {}).get("spans", [])])
     if report.merged:  # an interrupted sync's merge, done: what it brought back of a purge goes
         with vault.lock():
             _drop_purged(git, vault, str(was), report, say)
@@ -230,7 +238,10 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
                 say(f"merging {remote}/{branch}")
                 with vault.lock():  # a merge rewrites hot files: no add or replace meanwhile
                     was = git.head()
+                    kept = _keep_local(git, vault, remote_ref)
                     _merge(git, remote_ref, report, note)
+                    _untrack_local(git, vault, kept, report, say)  # (before any purge mark is read)
+                    _note_foreign_releases(git, vault, note.spans)  # (before any index reads them)
                     _drop_purged(git, vault, was, report, say)
                 report.merged = True
         if exists and git.head() == git.out("rev-parse", remote_ref):
@@ -473,6 +484,72 @@ def _merge(git: _Git, ref: str, report: SyncReport, note: _Note) -> None:
     _conclude(git)
 
 
+LOCAL = (".cache", ".clone")  # this clone's own folders (each ignores all it holds): never in a commit
+
+
+def _keep_local(git: _Git, vault: Vault, ref: str) -> dict[str, bytes | None]:
+    """Before merging `ref`: this clone's own bytes at each path under `LOCAL` that `ref` tracks
+    (None: no such file here) — git's merge writes over an ignored file, and `_untrack_local`
+    puts it back."""
+    out = git.run("ls-tree", "-r", "-z", "--name-only", ref, "--", *LOCAL, check=False).stdout
+    kept: dict[str, bytes | None] = {}
+    for path in (p for p in out.split("\0") if p):
+        try:
+            kept[path] = fsio.read_bytes(vault.root / path, within=vault.root, limit=64 << 20)
+        except OptmemError:
+            kept[path] = None
+    return kept
+
+
+def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], report: SyncReport, say: Say) -> None:
+    """Files under `.cache/` or `.clone/` that git tracks (a commit made by hand, `git add -f`, a
+    crafted commit): no clone's notes travel — another clone's `.cache/purged` would make this
+    one purge the records it names. Each is taken out of git (the removal committed, so the push
+    takes it out for every clone) and this clone's own file put back as it was before the merge
+    (`kept`), or removed when there was none — what git wrote there is never read nor moved."""
+    out = git.run("ls-files", "-z", "--", *LOCAL, check=False).stdout
+    paths = sorted(p for p in out.split("\0") if p)
+    if not paths:
+        return
+    git.run("rm", "--quiet", "--cached", "-r", "--ignore-unmatch", "--", *paths)
+    for path in paths:
+        target = vault.root / path
+        was = kept.get(path)
+        if was is None:
+            fsio.remove_file(target)
+        else:
+            with fsio.staged(target, was, within=vault.root):
+                pass
+    report.untracked_local += [p for p in paths if p not in report.untracked_local]
+    say(
+        f"git tracked {len(paths)} file(s) of a clone's own folders ({', '.join(paths[:5])}): a commit carried them "
+        "(made by hand or crafted), and no clone's notes travel — taken out of git, this clone's own kept"
+    )
+    git.run("commit", "--quiet", "--no-verify", "-m", f"optmem sync: {report.writer}: untrack {', '.join(LOCAL)}")
+
+
+def _note_foreign_releases(git: _Git, vault: Vault, spans: list[tuple[str, str]]) -> None:
+    """The `release` lines the merged commits put into this clone's own folder, noted in
+    `.clone/foreign-releases` before any index reads them: written on another clone, they let
+    nothing out here (`Vault.foreign_releases`); `_after_merge` reports them with the rest."""
+    from optmem.vault import FOREIGN
+
+    own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
+    logs = {name for name, path in vault.segments() if path.is_file() and name.startswith(own)}
+    ids: list[bytes] = []
+    for _, n, raw in _added(git, spans, own, logs) if logs else []:
+        if b'"release"' not in raw:
+            continue
+        try:
+            rec = parse_line(raw.strip(), n, limit=None)
+        except BadLine:
+            continue
+        if rec.kind == RELEASE:
+            ids.append(rec.id.upper().encode("ascii", "replace"))
+    if ids:
+        fsio.append_lines(vault.own(FOREIGN), ids, within=vault.root)
+
+
 def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say) -> bool:
     """What the commits since `was` brought back of a purge (a merge by this sync, or one made by
     hand since the last), dropped as purge drops it, and the drop committed, so the push carries it
@@ -512,13 +589,12 @@ def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say
 
 def _purged_since(git: _Git, was: str, hashes: set[str]) -> set[str]:
     """The ids (upper case) of the records another clone purged whose lines the commits since
-    `was` took out of this clone's log: removed since, and marked as purged in those commits."""
+    `was` took out of this clone's log: removed since, each by a commit that marks it as purged
+    (`_marked`; `hashes`: this clone's own purges, not another's)."""
     from optmem import lost
 
-    marks = _marks(git, was, "HEAD") - hashes
-    if not marks:
-        return set()
-    return {rid for rid in _removed_ids(git, was, "HEAD") if lost.id_hash(rid) in marks}
+    marked = _marked(git, was, "HEAD", _removed_ids(git, was, "HEAD"))
+    return {rid for rid in marked if lost.id_hash(rid) not in hashes}
 
 
 PURGED_MARK = "Optmem-Purged"  # a commit trailer: the one-way hash of an id a purge took out of the log
@@ -546,13 +622,13 @@ def _commit(git: _Git, vault: Vault, say: Say) -> bool:
     return True
 
 
-def _removed_ids(git: _Git, *between: str) -> set[str]:
+def _removed_ids(git: _Git, *between: str, paths: tuple[str, ...] = (layout.SEGMENTS, layout.LOG)) -> set[str]:
     """The ids (upper case) of the records whose lines the diff `between` takes out of the log's
-    files (a diff's arguments: two commits, or `--cached`)."""
+    files (a diff's arguments: two commits, or `--cached`; `paths`: of these files only)."""
     diff = gitstate.run(
         git.root,
         *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", *between),
-        *("--", layout.SEGMENTS, layout.LOG),
+        *("--", *paths),
         text=False,
         timeout=300,
     )
@@ -624,6 +700,8 @@ def _after_merge(
             report.flagged.append({"id": rec.id, "file": name, "field": flagged[0], "rule": flagged[1]})
         if rec.tier == "redline" and rec.kind not in BOOKKEEPING:
             report.redlines_in.append({"id": rec.id, "file": name})
+        if rec.kind == RELEASE:  # another clone's release: told, and the record stays held here
+            report.releases_in.append({"id": rec.id, "ref": rec.ref, "file": name, "origin": rec.origin})
 
     logs = {name for name, path in vault.segments() if path.is_file()}
     explained = _purge_rewrites(git, spans, own, logs)
@@ -631,16 +709,20 @@ def _after_merge(
         if (name, raw) not in explained:  # (a kept line a purge there rewrote: no one typed it)
             came(name, n, raw)
     report.into_own_folder = report.records_in
+
     if report.into_own_folder:
         say(
             f"{report.into_own_folder} record(s) came into this clone's own folder {own}: optmem writes "
             "there only here — typed or forged on another clone, or another clone writes as this writer"
         )
+    shrunk = _lost_lines(git, spans)
     for name, path in vault.segments():
         if name.startswith(own) or not path.is_file():
             continue
         start = before.get(name, 0)
-        if path.stat().st_size < start:  # lines taken out elsewhere (a purge, an edit): what was added, from git
+        if name in shrunk or path.stat().st_size < start:
+            # lines taken out elsewhere (a purge, an edit): the size before the merge is no place in
+            # the file any more (read from there, a line would be read torn) — what was added, from git
             rewritten = _purge_rewrites(git, spans, name, {name})
             for _, n, raw in _added(git, spans, name, {name}):
                 if (name, raw) not in rewritten:  # (a kept line a purge rewrote came in before)
@@ -652,17 +734,29 @@ def _after_merge(
                 lines += piece.count(b"\n")
             for n, (raw, _) in enumerate(fsio.lines(fh), lines + 1):  # (a line past the bound never held whole)
                 came(name, n, raw)
+    if report.releases_in:
+        say(
+            f"{len(report.releases_in)} release(s) from quarantine came in from another clone "
+            f"({short_ids([str(r['ref']) for r in report.releases_in])}): a release "
+            "acts only on the clone where a person made it — what it names stays held here until a person here "
+            "runs `optmem release`"
+        )
     if report.merged or report.records_in:
         say("catching the index up")
-    vault.purged_elsewhere, vault.removed_elsewhere = _left_elsewhere(git, spans)
+    purged, vault.removed_elsewhere, mine = _left_elsewhere(git, spans, own)
+    vault.purged_elsewhere = set(purged)
+    vault.purge_commits = purged
     open_index(vault).close()
     report.purged_elsewhere = len(vault.left_with_purge)
     report.removed_elsewhere = len(vault.left_elsewhere)
     if report.purged_elsewhere:
-        shown = ", ".join(r[-8:] for r in vault.left_with_purge[:5]) + (", …" if report.purged_elsewhere > 5 else "")
+        ours = [r for r in vault.left_with_purge if r.upper() in mine]
         say(
             f"{report.purged_elsewhere} record(s) purged by another clone left this clone's log with the merge "
-            f"({shown}): a purge spreads to every clone that syncs"
+            f"({short_ids(vault.left_with_purge)}): a purge spreads to every clone that syncs"
+            + (f" — {len(ours)} of them written on this clone ({short_ids(ours)})" if ours else "")
+            + "; the purge's mark is its committer's word: `optmem doctor` names the commit of each (git keeps "
+            "the text before it)"
         )
     # (those taken out with no purge's mark: `lost.left_the_log` says so, as a loss to restore)
     report.new_conflicts = [c for c in _conflicts(vault) if c["name"] not in conflicts_before]
@@ -676,25 +770,70 @@ def _after_merge(
             report.over_budget.append({"file": hot.name, "chars": u.chars, "limit": u.limit})
 
 
-def _left_elsewhere(git: _Git, spans: list[tuple[str, str]]) -> tuple[set[str], set[str]]:
+def _left_elsewhere(git: _Git, spans: list[tuple[str, str]], own: str) -> tuple[dict[str, str], set[str], set[str]]:
     """The ids (upper case) of the records whose lines the merged commits took out of the log's
-    files since their merge base: (those a purge marked in the commits — another clone purged
-    them —, the rest: taken out by a purge whose commit lost its mark, or by an outside edit on
-    another clone — which, is not known)."""
-    from optmem import lost
-
-    purged: set[str] = set()
+    files since their merge base: (those a purge marked — id → the commit that took the line out
+    and carries the mark: a mark counts only in the commit whose own diff removes that line, so a
+    mark forged into another commit, or left in one that removed nothing, marks nothing —, the
+    rest: taken out by a purge whose commit lost its mark, or by an outside edit on another clone
+    — which, is not known —, and of all of them those taken out of this clone's own folder `own`).
+    A mark is its committer's claim, not proof: whoever can push can write one (`lost` keeps a
+    note naming the commit, to restore from)."""
+    purged: dict[str, str] = {}
     removed: set[str] = set()
+    mine: set[str] = set()
     for base, theirs in spans:
         if not base:
             continue
         out = _removed_ids(git, base, theirs)
         if not out:
             continue
-        marks = _marks(git, base, theirs)
-        for rid in out:
-            (purged if lost.id_hash(rid) in marks else removed).add(rid)
-    return purged, removed - purged
+        removed |= out
+        mine |= _removed_ids(git, base, theirs, paths=(own,))
+        for rid, sha in _marked(git, base, theirs, out).items():
+            purged.setdefault(rid, sha)
+    return purged, removed - set(purged), mine
+
+
+def _marked(git: _Git, base: str, theirs: str, out: set[str]) -> dict[str, str]:
+    """Of the ids `out` whose lines the commits `base..theirs` took out, those a purge marked: id →
+    the commit that took the line out and carries the mark (`PURGED_MARK`) — a mark counts only in
+    the commit whose own diff removes that line, so one forged into another commit, or left in one
+    that removed nothing, marks nothing."""
+    from optmem import lost
+
+    marked: dict[str, str] = {}
+    prefix = f"{PURGED_MARK}:"
+    log = gitstate.run(git.root, "log", "--no-merges", "--format=%H%x00%B%x00", f"{base}..{theirs}", timeout=300)
+    parts = log.stdout.split("\0")
+    for sha, body in zip(parts[0::2], parts[1::2], strict=False):
+        sha = sha.strip()
+        marks = {line[len(prefix) :].strip() for line in body.splitlines() if line.startswith(prefix)}
+        if not marks or not sha or not out:
+            continue
+        first = not git.ok("rev-parse", "--verify", "--quiet", f"{sha}^")  # (a first commit: from nothing)
+        parent = git.out("hash-object", "-t", "tree", os.devnull) if first else f"{sha}^"
+        for rid in _removed_ids(git, parent, sha) & out:
+            if lost.id_hash(rid) in marks:
+                marked.setdefault(rid, sha)
+    return marked
+
+
+def _lost_lines(git: _Git, spans: list[tuple[str, str]]) -> set[str]:
+    """The log files the merged commits took a line out of since their merge base (whatever they
+    added besides)."""
+    out: set[str] = set()
+    for base, theirs in spans:
+        if not base:
+            continue
+        stat = gitstate.run(
+            git.root, "diff", "--numstat", "-z", "--no-renames", base, theirs, "--", layout.SEGMENTS, layout.LOG
+        ).stdout
+        for entry in (e for e in stat.split("\0") if e):
+            parts = entry.split("\t", 2)
+            if len(parts) == 3 and parts[1] not in ("0", "-"):
+                out.add(parts[2])
+    return out
 
 
 def _marks(git: _Git, base: str, theirs: str) -> set[str]:
