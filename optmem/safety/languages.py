@@ -46,10 +46,13 @@ en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- die~ki l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
+any bank account~number account~no account bank~account iban konto kontot kontoen cuenta conta~ compte conto rekening rachunek rachunku účet účtu счёт счет рахунок hesap akaun tài~khoản บัญชี حساب खाता 账户 账号 帐号 帳號 帳戶 口座 계좌 bankgiro sort~code routing shaba شبا
+any new new~ nouveau nouvel nouvelle nuevo nueva neue~ neues neuen neuer nuovo nuova novo~ nova~ nieuw nieuwe ny~ nya~ nye~ nowy nowe nowa nowym nový nové новый новая новые новий нові yeni baru mới 新 새 جديد جدید नया নতুন ใหม่ mpya bago noul νέο חדש uusi új
 any vendor vendor supplier payee invoice 供应商 收款 fornitore fournisseur lieferant proveedor fornecedor поставщик dostawc leverancier tedarikçi nhà~cung~cấp 取引先 仕入先 공급업체 toimittaja ספק προμηθευτ dodavatel leverantör leverandør beszállító furnizor pemasok المورد تامین‌کننده आपूर्तिकर्ता
 any disarm disable~ turn~off switch~off skip~ bypass~ deactivate stop~logging 关闭 关掉 跳过 禁用 停用 無効にし オフにし スキップ 끄고 꺼 비활성화 건너뛰 отключи выключи пропусти deaktivier abschalt überspring désactiv coupe~ desactiv apaga~ omite~ desativ desligue pule~ disattiv spegni salta~ wyłącz pomiń devre~dışı kapat atla~ tắt~ matikan nonaktifkan lewati schakel~uit zet~uit vypni přeskoč stäng~av inaktivera hoppa~över عطّل عطل أوقف השבת כבה απενεργοποι dezactiv kapcsold~ki ohita deaktiver غیرفعال בטל~את בטל~אותו poista~se~käytöstä poista~käytöstä
 any safeguard 2fa two-factor mfa 2-step tls~verif ssl~verif certificate~verif verify=false firewall antivirus audit~log content~filter safety~filter security~check sandbox confirmation~step ci~check 二次验证 两步验证 双重验证 防火墙 杀毒 审计日志 内容过滤 安全检查 校验 证书 确认弹窗 沙箱 二段階認証 ファイアウォール 監査ログ 2단계 방화벽 감사~로그 двухфакторн файрвол брандмауэр антивирус журнал~аудит zwei-faktor virenschutz zertifikat pare-feu double~authentification journal~d'audit cortafuegos doble~factor verificación~ssl autenticação~de~dois firewall~ autenticazione~a~due
-any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren பயனர் ang~user ang~gumagamit mtumiaji brukeren utilizatorul utilizatorului
+any if if~ when~ whenever once~ si~ quand lorsque wenn falls sobald cuando quando se~ als~ wanneer när om~ kun~ jos~ când dacă quan~ jika kalau apabila setiap~kali ketika если когда jeśli gdy kiedy якщо коли eğer zodra hvis~ når~ amikor ha~ pokud když όταν αν~ אם כאשר إذا عندما اگر وقتی هر~وقت अगर जब 如果 每当 要是 一旦 假如 当 もし 만약 nếu~ khi~ kapag kung~ ikiwa
+any user 使用者 l'usuari the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren பயனர் ang~user ang~gumagamit mtumiaji brukeren utilizatorul utilizatorului
 en dismiss ignore~ disregard~ forget~ bypass~ dismiss~ discard~ abandon~ neglect~ overlook~ override~ overrule~ set~aside put~aside pay~no~attention disobey~ stop~following no~longer~follow outdated obsolete superseded supersedes no~longer~appl no~longer~valid
 en earlier previous prior above earlier preceding foregoing original initial hidden secret internal developer
 en orders instruction prompt rules guideline directive guardrail programming constraint safeguard
@@ -510,9 +513,10 @@ ORIGIN = (
     ("addressed_to_agent", ("addressed|opened",)),  # (a tool's output has no business speaking to the agent at all)
     ("origin_runs_command", (_ORDER, "shell|payload|persistence|envdump")),
     ("origin_sends_data", ("show|display|store|alter|grant|reply", "destination")),
-    ("origin_moves_money", ("account", "alter|act|show|vendor|standing|request|youreq|remember")),
+    ("origin_moves_money", ("account", "alter|act|show|vendor|standing|request|youreq|remember|new|unconfirmed|unchecked|conceal|" + _BID)),
     ("origin_disables_check", ("disarm|unchecked|lifted", _ORDER + "|act|safeguard|user|destination|goods")),
     ("origin_standing_order", ("remember|standing|trusted|asked", "alter|claim|destination|conceal|dismiss|user|obey")),
+    ("origin_standing_order", ("trigger", "act|alter|show|display|destination|conceal|unchecked|goods|credential|claim|grant|disarm|account")),
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
 SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findings of words, which a note may quote
@@ -538,6 +542,7 @@ ANCHORS = {
     "toreader": "ai assistant agent bot model llm copilot claude chatgpt gemini summari analy read process",
     "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
 }
+_SETTING = r"(?![\w-]*[_-](?:token|key|secret|id|url|uri|name|host|port|endpoint|version|provider|path|type)s?[\"']?\s*[:=])"  # (BOT_TOKEN=)
 _R = r"(?:ai|a\.i\.|assistant|agent|bot|model|llm|language model|chatbot|copilot|claude|chatgpt|gemini|cursor|summari[sz]er|note-?taker|analyst|reader|crawler)s?"
 SHAPES = {
     # the reader addressed as an AI: if you are an AI …, PS to the assistant, any agent reading this
@@ -551,7 +556,7 @@ SHAPES = {
     "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv|notif|alert_user|inform_user|warn_user)\w*[\"']?(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
     r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
-    "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|\d{8}(?:-\d{8}){1,2}|\d{2,3}-\d{3}-\d{5,9}|\d{4} \d{2} \d{5}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[1-9a-z]{33})(?![\w/-]|[.,]\w)",
+    "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|\d{8}(?:-\d{8}){1,2}|\d{2,3}-\d{3}-\d{5,9}|\d{4} \d{2} \d{5}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[0-9a-z]{33})(?![\w/-]|[.,]\w)",
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
     "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
@@ -577,8 +582,8 @@ SHAPES = {
     "lifted": r"autoapprove\"?\s*[:=]\s*true|confirm\w*\s*[:=]\s*(?:false|no|off)\b|safety_mode\s*=\s*off",
     # an AI named as a word, or in a field's name (agent_note:, x-agent-policy:, hinweis_fuer_agenten:, (agent))
     "named": r"(?<![a-z0-9_-])(?:ai|llm)s?(?![a-z0-9_-])",  # (where the text writes AI or LLM so: not Italian "ai")
-    "ai": r"(?<![\w-])(?:ии|ші)(?![\w-])|(?<![\w-])[\w-]*[_-](?:agent|ai|assistant|llm|model|bot)[\w-]*[\"']?\s*[:=]"
-    r"|(?<![\w-])(?:agent|ai|assistant|llm|model|bot)s?[_-][\w-]+[\"']?\s*[:=]|\((?:agents?|ai)\b",
+    "ai": rf"(?<![\w-])(?:ии|ші)(?![\w-])|(?<![\w-]){_SETTING}[\w-]*[_-](?:agent|ai|assistant|llm|model|bot)[\w-]*[\"']?\s*[:=]"
+    rf"|(?<![\w-]){_SETTING}(?:agent|ai|assistant|llm|model|bot)s?[_-][\w-]+[\"']?\s*[:=]|\((?:agents?|ai)\b",
     "agent": r"\b(?:if|when|whenever) (?:you(?:'re| are) |there(?:'s| is) )?(?:an?|the|your) (?:ai|agent|assistant|model|llm)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|(?:(?<![a-z] )|(?<=the )|(?<=to ))model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
     r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant"
@@ -667,6 +672,14 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         )
         and not re.match(r" ?(?:not|never|only|n't|不|别)", spoken[r.end : r.end + 6])
         and any(g.concept in _ASKED.split("|") and _beside(spoken, r, g, 80, _SENTENCE) for g in hits)
+    ]
+    hits += [  # the user's words as a trigger (if the user says …, 如果用户 …); a number after a bank's word: an account
+        u._replace(concept="trigger" if u.concept == "user" else "account")
+        for u in hits
+        if u.concept == "user"
+        and any(i.concept == "if" and 0 <= u.start - i.end <= 15 and not re.search(_CLAUSE, spoken[i.end : u.start]) for i in hits)
+        or u.concept == "bank"
+        and re.match(r"\D{0,25}?(?<![\w.,:-])\d[\d /-]{5,24}\d(?![\w.,:-]\w)", spoken[u.end : u.end + 60])
     ]
     by: dict[str, list[_Hit]] = {}
     for hit in (h for h in hits if h.concept != "toreader" or h.start >= begun):
