@@ -543,6 +543,8 @@ ANCHORS = {
     "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
 }
 _SETTING = r"(?![\w-]*[_-](?:token|key|secret|id|url|uri|name|host|port|endpoint|version|provider|path|type)s?[\"']?\s*[:=])"  # (BOT_TOKEN=)
+# a URL's scheme, not to a host that is nowhere outside: a documentation name (.example, .test), one word (attacker/, localhost)
+_URL = r"[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:example|test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))"
 _R = r"(?:ai|a\.i\.|assistant|agent|bot|model|llm|language model|chatbot|copilot|claude|chatgpt|gemini|cursor|summari[sz]er|note-?taker|analyst|reader|crawler)s?"
 SHAPES = {
     # the reader addressed as an AI: if you are an AI …, PS to the assistant, any agent reading this
@@ -559,11 +561,11 @@ SHAPES = {
     "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|\d{8}(?:-\d{8}){1,2}|\d{2,3}-\d{3}-\d{5,9}|\d{4} \d{2} \d{5}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[0-9a-z]{33})(?![\w/-]|[.,]\w)",
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
-    "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
+    "template_link": r"\]\(\s*" + _URL + r"[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
-    r"|[a-z]+://\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
-    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
-    r"|[a-z]+://[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&]*_)(?=[^\s)&]*[^\x00-\x7f])[^\s)&]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
+    r"|" + _URL + r"\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
+    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|" + _URL + r"\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
+    r"|" + _URL + r"[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&，。；]*_)(?=[^\s)&，。；]*[^\x00-\x7f])[^\s)&，。；]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
     "destination": r"(?<![\w+])\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}(?!\w)|\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook|(?<![\w@./-])(?![\w.-]*\.example\b"
     r"|(?:[\w-]+\.)*(?:github|gitlab|pypi|npmjs|ghcr|docker)\.)(?:[a-z0-9-]+\.)+(?:com|net|org|io|co|cc|xyz|info|biz|app|eu|ru|cn"
