@@ -514,7 +514,7 @@ ORIGIN = (
     ("origin_runs_command", (_ORDER, "shell|payload|persistence|envdump")),
     ("origin_sends_data", ("show|display|store|alter|grant|reply", "destination")),
     ("origin_moves_money", ("account", "alter|act|show|vendor|standing|request|youreq|remember|new|unconfirmed|unchecked|conceal|" + _BID)),
-    ("origin_disables_check", ("disarm|unchecked|lifted", _ORDER + "|act|safeguard|user|destination|goods")),
+    ("origin_disables_check", ("disarm|unchecked|lifted", _ORDER.replace("alter|show|display|", "") + "|act|safeguard|user|destination|goods")),
     ("origin_standing_order", ("remember|standing|trusted|asked", "alter|claim|destination|conceal|dismiss|user|obey")),
     ("origin_standing_order", ("trigger", "act|alter|show|display|destination|conceal|unchecked|goods|credential|claim|grant|disarm|account")),
 )
@@ -651,6 +651,8 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
     hits = [h for h in hits if not re.search(_OWNED.get(h.concept, "(?!)"), spoken[max(0, h.start - 40) : h.start])]
+    off = {h.start for h in hits if h.concept == "disarm"}  # (自动关闭: a manner, closes by itself — no standing order)
+    hits = [h for h in hits if h.concept != "standing" or not off & {h.end, h.end + 1}]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
         h._replace(concept="opened" if h.concept != "ai" and re.fullmatch(_OPENING, spoken[: h.start]) else "addressed")
         for h in hits
