@@ -512,7 +512,7 @@ _ORDER = "alter|show|display|store|request|youreq|standing|remember|obey|asked|u
 ORIGIN = (
     ("addressed_to_agent", ("addressed|opened",)),  # (a tool's output has no business speaking to the agent at all)
     ("origin_runs_command", (_ORDER, "shell|payload|persistence|envdump")),
-    ("origin_sends_data", ("show|display|store|alter|grant|reply", "destination")),
+    ("origin_sends_data", ("show|display|store|alter|grant|reply|user", "destination")),  # (the user's … to an address)
     ("origin_moves_money", ("account", "alter|act|show|vendor|standing|request|youreq|remember|new|unconfirmed|unchecked|conceal|" + _BID)),
     ("origin_disables_check", ("disarm|unchecked|lifted", _ORDER.replace("alter|show|display|", "") + "|act|safeguard|user|destination|goods")),
     ("origin_standing_order", ("remember|standing|trusted|asked", "alter|claim|destination|conceal|dismiss|user|obey")),
