@@ -621,11 +621,14 @@ def _aside(spoken: str, h: "_Hit") -> bool:
 
 
 def _called(spoken: str, h: "_Hit") -> bool:
-    """A reader called by its role in a clause's first words, then a comma (FYI for the team bot, …) or a
-    colon after a word for whom it is (Note for the agent: …; not a speaker's name: Claude: sure)."""
+    """A reader called by its role in a clause's first words, then a comma (FYI for the team bot, …) or a colon or
+    bracket after a word for whom it is, up to three words on ([Para assistentes de agenda], Note for the agent: …;
+    not a speaker's name: Claude: sure; not the user's own note: Note to assistant from me: …)."""
     before = re.search(_CALLED, spoken[max(0, h.start - 40) : h.start])
-    mark = re.match(r"\w{0,3}\s*(?:\([^)]{0,40}\)\s*)?([,:])", spoken[h.end :])
-    return bool(before and mark and (mark[1] == "," or re.search(_FOR, before[0])))
+    mark = re.match(r"[\w\u0900-\u0dff-]{0,8}(?P<on>(?: [\w-]+){0,3}?)\s*(?:\([^)]{0,40}\)\s*)?([,:\]])", spoken[h.end :])
+    if not before or not mark or mark["on"] and (mark[2] == "," or re.search(_MINE, mark["on"])):
+        return False
+    return mark[2] == "," or bool(re.search(_FOR, before[0]))
 
 
 def shaped(text: str) -> bool:
