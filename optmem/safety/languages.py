@@ -755,8 +755,8 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
         if seed and seed.start() <= 50 and len(set(seed[1].split()) & _COMMON) <= 1:
             return "seed_phrase"
         window = re.sub(_TEMPLATE, lambda m: " " * len(m[0]), re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0])
-        if re.search(PUBLIC, re.split(r"[.。!?！？;；](?:\s|$)", rest[:160])[0]):
-            continue  # (its sentence says it is published: shown on the public page, an example)
+        if re.search(rf"^(?:(?!{_DENY}).)*?(?:{PUBLIC})", re.split(r"[.。!?！？;；](?:\s|$)", rest[:160])[0]):
+            continue  # (its sentence says it is published: shown on the public page — not 'don't paste it anywhere public')
         said, before = re.match(r"\W*(\w[\w.-]*)", window), spoken[max(0, h.start - 80) : h.start]
         own = said and re.search(rf"(?<![\w.-]){re.escape(said[1])}\W+$", before[-40:])
         if own and re.search(_LOCAL, before + rest[:80]):
@@ -789,6 +789,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
 
 _CLAUSE = r"[.,;:!?。，；：！？、\n—–]"  # (a denied check's denial is denied within its clause: `_affirmed`)
 _LOCAL = r"(?<![\w.-])(?:localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(?![\w.-])"
+_DENY = r"\b(?:don'?t|do not|never|nowhere|nicht|nie|jamais|nunca|никогда)\b|不要|别|勿|しないで"
 PUBLIC = r"(?<![\w.@-])(?:public(?:ly)?|demo)(?![\w@-]|\.\w)|公开|公開"  # a login its sentence says is published (a demo tenant's)
 SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|\b(?i:sha\d+|md5):|fingerprint|public|\bpub\b|checksum|digest|hash|example|sample|placeholder|dummy|fake|revoked|rotated|masked|redacted|公钥|指纹|示例|公開鍵|例"
 
