@@ -46,8 +46,6 @@ en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
 en display print~ show~ display~ reveal~ output~ dump~ echo~ disclose
 any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screening ai~shopping ai~review ai~annotat chatbot dear~assistant @assistant automated~assistant assistants~ if~you~are~an~ai 助手 大模型 智能体 アシスタント aiへ 비서 어시스턴트 ai에게 에이전트 ии-ассистент ии-агент ассистент ии~ ии- ші-асистент асистент ші~ ші- assistent ki-assistent ki~ ki- die~ki l'assistant l'ia assistants~de asistente la~ia assistente assistentes ia~ ia, l'assistente asystent asystenci ai- asistan yapay~zek asisten trợ~lý المساعد مساعد الذكاء~الاصطناعي دستیار هوش~مصنوعی सहायक एआई সহকারী এআই معاون اے~آئی ผู้ช่วย เอไอ msaidizi העוזר
-any bank account~number account~no account bank~account iban konto kontot kontoen cuenta conta~ compte conto rekening rachunek rachunku účet účtu счёт счет рахунок hesap akaun tài~khoản บัญชี حساب खाता 账户 账号 帐号 帳號 帳戶 口座 계좌 bankgiro sort~code routing shaba شبا
-any new new~ nouveau nouvel nouvelle nuevo nueva neue~ neues neuen neuer nuovo nuova novo~ nova~ nieuw nieuwe ny~ nya~ nye~ nowy nowe nowa nowym nový nové новый новая новые новий нові yeni baru mới 新 새 جديد جدید नया নতুন ใหม่ mpya bago noul νέο חדש uusi új
 any vendor vendor supplier payee invoice 供应商 收款 fornitore fournisseur lieferant proveedor fornecedor поставщик dostawc leverancier tedarikçi nhà~cung~cấp 取引先 仕入先 공급업체 toimittaja ספק προμηθευτ dodavatel leverantör leverandør beszállító furnizor pemasok المورد تامین‌کننده आपूर्तिकर्ता
 any disarm disable~ turn~off switch~off skip~ bypass~ deactivate stop~logging 关闭 关掉 跳过 禁用 停用 無効にし オフにし スキップ 끄고 꺼 비활성화 건너뛰 отключи выключи пропусти deaktivier abschalt überspring désactiv coupe~ desactiv apaga~ omite~ desativ desligue pule~ disattiv spegni salta~ wyłącz pomiń devre~dışı kapat atla~ tắt~ matikan nonaktifkan lewati schakel~uit zet~uit vypni přeskoč stäng~av inaktivera hoppa~över عطّل عطل أوقف השבת כבה απενεργοποι dezactiv kapcsold~ki ohita deaktiver غیرفعال בטל~את בטל~אותו poista~se~käytöstä poista~käytöstä
 any safeguard 2fa two-factor mfa 2-step tls~verif ssl~verif certificate~verif verify=false firewall antivirus audit~log content~filter safety~filter security~check sandbox confirmation~step ci~check 二次验证 两步验证 双重验证 防火墙 杀毒 审计日志 内容过滤 安全检查 校验 证书 确认弹窗 沙箱 二段階認証 ファイアウォール 監査ログ 2단계 방화벽 감사~로그 двухфакторн файрвол брандмауэр антивирус журнал~аудит zwei-faktor virenschutz zertifikat pare-feu double~authentification journal~d'audit cortafuegos doble~factor verificación~ssl autenticação~de~dois firewall~ autenticazione~a~due
@@ -508,15 +506,22 @@ FINDINGS = (
 )
 # What provenance alone decides (`tool`: a tool's output or an import gives no orders): an AI spoken to, or an act
 # of the five kinds an attack needs with no AI addressed and none of the co-occurrences above.
-_ORDER = "alter|show|display|store|request|youreq|standing|remember|obey|asked|unchecked|nocheck"
+_ASKS = "request|youreq|standing|remember|obey|asked|unchecked|nocheck"
+_ORDER = "alter|show|display|store|" + _ASKS
 ORIGIN = (
     ("addressed_to_agent", ("addressed|opened",)),  # (a tool's output has no business speaking to the agent at all)
     ("origin_runs_command", (_ORDER, "shell|payload|persistence|envdump")),
     ("origin_sends_data", ("show|display|store|alter|grant|reply|user", "destination")),  # (the user's … to an address)
-    ("origin_moves_money", ("account", "alter|act|show|vendor|standing|request|youreq|remember|new|unconfirmed|unchecked|conceal|" + _BID)),
-    ("origin_disables_check", ("disarm|unchecked|lifted", _ORDER.replace("alter|show|display|", "") + "|act|safeguard|user|destination|goods")),
+    (
+        "origin_moves_money",
+        ("account", "alter|act|show|vendor|standing|remember|unconfirmed|unchecked|conceal|" + _BID),
+    ),
+    (
+        "origin_disables_check",
+        ("disarm|unchecked|lifted", _ASKS + "|act|safeguard|user|destination|goods"),
+    ),  # (not 显示)
     ("origin_standing_order", ("remember|standing|trusted|asked", "alter|claim|destination|conceal|dismiss|user|obey")),
-    ("origin_standing_order", ("trigger", "act|alter|show|display|destination|conceal|unchecked|goods|credential|claim|grant|disarm|account")),
+    ("origin_standing_order", ("trigger", _ASKED + "|goods|credential|disarm|account")),  # (if the user says …, do …)
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
 SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findings of words, which a note may quote
@@ -543,8 +548,6 @@ ANCHORS = {
     "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
 }
 _SETTING = r"(?![\w-]*[_-](?:token|key|secret|id|url|uri|name|host|port|endpoint|version|provider|path|type)s?[\"']?\s*[:=])"  # (BOT_TOKEN=)
-# a URL's scheme, not to a host that is nowhere outside: a documentation name (.example, .test), one word (attacker/, localhost)
-_URL = r"[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:example|test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))"
 _R = r"(?:ai|a\.i\.|assistant|agent|bot|model|llm|language model|chatbot|copilot|claude|chatgpt|gemini|cursor|summari[sz]er|note-?taker|analyst|reader|crawler)s?"
 SHAPES = {
     # the reader addressed as an AI: if you are an AI …, PS to the assistant, any agent reading this
@@ -558,14 +561,14 @@ SHAPES = {
     "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv|notif|alert_user|inform_user|warn_user)\w*[\"']?(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
     r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
-    "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|\d{8}(?:-\d{8}){1,2}|\d{2,3}-\d{3}-\d{5,9}|\d{4} \d{2} \d{5}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[0-9a-z]{33})(?![\w/-]|[.,]\w)",
+    "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|\d{8}(?:-\d{8}){1,2}|\d{2,3}-\d{3}-\d{5,9}|\d{4} \d{2} \d{5}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[0-9a-z]{33})(?![\w/-]|[.,]\w)|(?<![a-z])(?:account|konto|kontot|kontoen|cuenta|conta |compte|conto|rekening|rachun|účet|účtu|сч[её]т|рахунок|hesap|akaun|tài khoản|บัญชี|حساب|खाता|[账帐帳][户号號戶]|口座|계좌|bankgiro|sort code|routing|iban|shaba|شبا)\D{0,25}?(?<![\w.,:-])\d[\d /-]{5,24}\d(?![\w.,:-]\w)",  # (or after a bank's word)
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
     # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
-    "template_link": r"\]\(\s*" + _URL + r"[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
+    "template_link": r"\]\(\s*[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:example|test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
-    r"|" + _URL + r"\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
-    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|" + _URL + r"\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
-    r"|" + _URL + r"[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&,;。]*_)(?=[^\s)&,;。]*[^\x00-\x7f])[^\s)&,;。]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
+    r"|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:example|test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
+    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:example|test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
+    r"|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:example|test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&,;。]*_)(?=[^\s)&,;。]*[^\x00-\x7f])[^\s)&,;。]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
     "destination": r"(?<![\w+])\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}(?!\w)|\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook|(?<![\w@./-])(?![\w.-]*\.example\b"
     r"|(?:[\w-]+\.)*(?:github|gitlab|pypi|npmjs|ghcr|docker)\.)(?:[a-z0-9-]+\.)+(?:com|net|org|io|co|cc|xyz|info|biz|app|eu|ru|cn"
@@ -625,7 +628,7 @@ def _called(spoken: str, h: "_Hit") -> bool:
     bracket after a word for whom it is, up to three words on ([Para assistentes de agenda], Note for the agent: …;
     not a speaker's name: Claude: sure; not the user's own note: Note to assistant from me: …)."""
     before = re.search(_CALLED, spoken[max(0, h.start - 40) : h.start])
-    mark = re.match(r"[\w\u0900-\u0dff-]{0,8}(?P<on>(?: [\w-]+){0,3}?)\s*(?:\([^)]{0,40}\)\s*)?([,:\]])", spoken[h.end :])
+    mark = re.match(r"\w{0,8}(?P<on>(?: [\w-]+){0,3}?)\s*(?:\([^)]{0,40}\)\s*)?([,:\]])", spoken[h.end :])
     if not before or not mark or mark["on"] and (mark[2] == "," or re.search(_MINE, mark["on"])):
         return False
     return mark[2] == "," or bool(re.search(_FOR, before[0]))
@@ -680,13 +683,11 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         and not re.match(r" ?(?:not|never|only|n't|不|别)", spoken[r.end : r.end + 6])
         and any(g.concept in _ASKED.split("|") and _beside(spoken, r, g, 80, _SENTENCE) for g in hits)
     ]
-    hits += [  # the user's words as a trigger (if the user says …, 如果用户 …); a number after a bank's word: an account
-        u._replace(concept="trigger" if u.concept == "user" else "account")
+    ifs = [h for h in hits if h.concept == "if"]  # the user's words as a trigger: if the user says …, 如果用户 …
+    hits += [
+        u._replace(concept="trigger")
         for u in hits
-        if u.concept == "user"
-        and any(i.concept == "if" and 0 <= u.start - i.end <= 15 and not re.search(_CLAUSE, spoken[i.end : u.start]) for i in hits)
-        or u.concept == "bank"
-        and re.match(r"\D{0,25}?(?<![\w.,:-])\d[\d /-]{5,24}\d(?![\w.,:-]\w)", spoken[u.end : u.end + 60])
+        if u.concept == "user" and any(i.end <= u.start and _beside(spoken, i, u, 15, _CLAUSE) for i in ifs)
     ]
     by: dict[str, list[_Hit]] = {}
     for hit in (h for h in hits if h.concept != "toreader" or h.start >= begun):

@@ -149,13 +149,11 @@ def _decode(encoding: str, run: str) -> str | None:
     return key[0].decode() if key else None
 
 
-_MORSE = dict(  # letters and digits in Morse: "/" stands between words
-    zip(
-        ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
-        "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----.".split(),
-        "abcdefghijklmnopqrstuvwxyz0123456789",
-    )
+_CODES = ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
+_CODES += (
+    "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----."  # letters and digits in Morse ("/" between words)
 )
+_MORSE = dict(zip(_CODES.split(), "abcdefghijklmnopqrstuvwxyz0123456789"))
 
 
 def _unescape(m: re.Match[str]) -> str:
