@@ -512,16 +512,13 @@ ORIGIN = (
     ("addressed_to_agent", ("addressed|opened",)),  # (a tool's output has no business speaking to the agent at all)
     ("origin_runs_command", (_ORDER, "shell|payload|persistence|envdump")),
     ("origin_sends_data", ("show|display|store|alter|grant|reply|user", "destination")),  # (the user's … to an address)
-    (
-        "origin_moves_money",
-        ("account", "alter|act|show|vendor|standing|remember|unconfirmed|unchecked|conceal|" + _BID),
-    ),
-    (
-        "origin_disables_check",
-        ("disarm|unchecked|lifted", _ASKS + "|act|safeguard|user|destination|goods"),
-    ),  # (not 显示)
+    ("origin_moves_money", ("account", "alter|act|show|vendor|unconfirmed|conceal|reader|named|agent|" + _ASKS)),
+    ("origin_disables_check", ("disarm|unchecked|lifted", _ASKS + "|act|safeguard|user|destination|goods")),
     ("origin_standing_order", ("remember|standing|trusted|asked", "alter|claim|destination|conceal|dismiss|user|obey")),
-    ("origin_standing_order", ("trigger", _ASKED + "|goods|credential|disarm|account")),  # (if the user says …, do …)
+    (
+        "origin_standing_order",
+        ("if", "user", _ASKED + "|goods|credential|disarm|account"),
+    ),  # (if the user says …, do …)
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
 SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findings of words, which a note may quote
@@ -682,12 +679,6 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         )
         and not re.match(r" ?(?:not|never|only|n't|不|别)", spoken[r.end : r.end + 6])
         and any(g.concept in _ASKED.split("|") and _beside(spoken, r, g, 80, _SENTENCE) for g in hits)
-    ]
-    ifs = [h for h in hits if h.concept == "if"]  # the user's words as a trigger: if the user says …, 如果用户 …
-    hits += [
-        u._replace(concept="trigger")
-        for u in hits
-        if u.concept == "user" and any(i.end <= u.start and _beside(spoken, i, u, 15, _CLAUSE) for i in ifs)
     ]
     by: dict[str, list[_Hit]] = {}
     for hit in (h for h in hits if h.concept != "toreader" or h.start >= begun):
