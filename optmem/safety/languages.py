@@ -1,14 +1,13 @@
 """Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per concept per
 language), and shapes no language needs (`SHAPES`: a URL carrying template fields or data, a shell pipe from the
-network, a dump of the environment, a tool's call, an account number). A text (its spoken reading: NFKC,
-case-folded, every script's own letters) is searched once for every word of the table (Aho–Corasick); a word counts
-at a word start in scripts written with spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes
-(Arabic, Hebrew). A finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`):
-dismissing + earlier instructions; a new persona or name + lifted limits or secrecy; a skipped check + a risky act;
-sending + a secret + a destination, or a standing order + a destination; an AI spoken to or bidden (`AI helpers: …`,
-`the agent should`) + an act, the user, a secret or trust; a payee's account + a change. A scoped permission
-(`pytest`, a list) skips no check. In a tool's output or an import (`tool`), an AI spoken to or an order alone
-(`ORIGIN`): a command, data sent out, money moved, a check skipped, a standing order."""
+network, a dump of the environment, a tool's call, an account number). A text's spoken reading (NFKC, case-folded, every
+script's own letters) is searched once for every word of the table (Aho–Corasick); a word counts at a word start in
+scripts written with spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes (Arabic, Hebrew). A
+finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`): dismissing + earlier
+instructions; a new persona + lifted limits; a skipped check + a risky act; sending + a secret + a destination; an AI
+spoken to or bidden + an act, the user, a secret or trust; a payee's account + a change. A scoped permission (`pytest`)
+skips no check. In a tool's output or an import (`tool`), an AI spoken to or an order alone (`ORIGIN`): a command, data
+sent out, money moved, a check skipped, a standing order (if the user says …, do …)."""
 
 import functools
 import math
@@ -504,13 +503,11 @@ FINDINGS = (
     ("safety_sabotage", ("disarm", "safeguard", _BID + "|standing|unchecked|conceal|asked|remember|unconfirmed|user")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
-# What provenance alone decides (`tool`: a tool's output or an import gives no orders): an AI spoken to, or an act
-# of the five kinds an attack needs with no AI addressed and none of the co-occurrences above.
+# What provenance alone decides (`tool`: a tool's output or an import gives no orders): an AI spoken to, or an order.
 _ASKS = "request|youreq|standing|remember|obey|asked|unchecked|nocheck"
-_ORDER = "alter|show|display|store|" + _ASKS
 ORIGIN = (
     ("addressed_to_agent", ("addressed|opened",)),  # (a tool's output has no business speaking to the agent at all)
-    ("origin_runs_command", (_ORDER, "shell|payload|persistence|envdump")),
+    ("origin_runs_command", ("alter|show|display|store|" + _ASKS, "shell|payload|persistence|envdump")),
     ("origin_sends_data", ("show|display|store|alter|grant|reply|user", "destination")),  # (the user's … to an address)
     ("origin_moves_money", ("account", "alter|act|show|vendor|unconfirmed|conceal|reader|named|agent|" + _ASKS)),
     ("origin_disables_check", ("disarm|unchecked|lifted", _ASKS + "|act|safeguard|user|destination|goods")),
@@ -621,14 +618,12 @@ def _aside(spoken: str, h: "_Hit") -> bool:
 
 
 def _called(spoken: str, h: "_Hit") -> bool:
-    """A reader called by its role in a clause's first words, then a comma (FYI for the team bot, …) or a colon or
-    bracket after a word for whom it is, up to three words on ([Para assistentes de agenda], Note for the agent: …;
-    not a speaker's name: Claude: sure; not the user's own note: Note to assistant from me: …)."""
+    """A reader called by its role in a clause's first words, then a comma (FYI for the team bot, …) or, up to three words
+    on, a colon or bracket after a word for whom it is ([Para assistentes de agenda], Note for the agent: …)."""
     before = re.search(_CALLED, spoken[max(0, h.start - 40) : h.start])
     mark = re.match(r"\w{0,8}(?P<on>(?: [\w-]+){0,3}?)\s*(?:\([^)]{0,40}\)\s*)?([,:\]])", spoken[h.end :])
-    if not before or not mark or mark["on"] and (mark[2] == "," or re.search(_MINE, mark["on"])):
-        return False
-    return mark[2] == "," or bool(re.search(_FOR, before[0]))
+    on = mark and mark["on"] and (mark[2] == "," or re.search(_MINE, mark["on"]))  # (not a comma after words, nor 'me')
+    return bool(before and mark and not on and (mark[2] == "," or re.search(_FOR, before[0])))
 
 
 def shaped(text: str) -> bool:
@@ -747,8 +742,8 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
         if seed and seed.start() <= 50 and len(set(seed[1].split()) & _COMMON) <= 1:
             return "seed_phrase"
         window = re.sub(_TEMPLATE, lambda m: " " * len(m[0]), re.split(r"[.。!?！？;；](?:\s|$)", rest[:80])[0])
-        if re.search(rf"^(?:(?!{_DENY}).)*?(?:{PUBLIC})", re.split(r"[.。!?！？;；](?:\s|$)", rest[:160])[0]):
-            continue  # (its sentence says it is published: shown on the public page — not 'don't paste it anywhere public')
+        if re.search(PUBLIC, re.split(r"[.。!?！？;；](?:\s|$)", rest[:160])[0]):
+            continue  # (its sentence says it is published: shown on the public page, an example)
         said, before = re.match(r"\W*(\w[\w.-]*)", window), spoken[max(0, h.start - 80) : h.start]
         own = said and re.search(rf"(?<![\w.-]){re.escape(said[1])}\W+$", before[-40:])
         if own and re.search(_LOCAL, before + rest[:80]):
@@ -781,7 +776,6 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
 
 _CLAUSE = r"[.,;:!?。，；：！？、\n—–]"  # (a denied check's denial is denied within its clause: `_affirmed`)
 _LOCAL = r"(?<![\w.-])(?:localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)(?![\w.-])"
-_DENY = r"\b(?:don'?t|do not|never|nowhere|nicht|nie|jamais|nunca|никогда)\b|不要|别|勿|しないで"
 PUBLIC = r"(?<![\w.@-])(?:public(?:ly)?|demo)(?![\w@-]|\.\w)|公开|公開"  # a login its sentence says is published (a demo tenant's)
 SHOWN = r"ssh-(?:ed25519|rsa|dss|ecdsa)|\b(?i:sha\d+|md5):|fingerprint|public|\bpub\b|checksum|digest|hash|example|sample|placeholder|dummy|fake|revoked|rotated|masked|redacted|公钥|指纹|示例|公開鍵|例"
 
