@@ -557,12 +557,12 @@ SHAPES = {
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
     "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|\d{8}(?:-\d{8}){1,2}|\d{2,3}-\d{3}-\d{5,9}|\d{4} \d{2} \d{5}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[0-9a-z]{33})(?![\w/-]|[.,]\w)|(?<![a-z])(?:account|konto|kontot|kontoen|cuenta|conta |compte|conto|rekening|rachun|účet|účtu|сч[её]т|рахунок|hesap|akaun|tài khoản|บัญชี|حساب|खाता|[账帐帳][户号號戶]|口座|계좌|bankgiro|sort code|routing|iban|shaba|شبا)\D{0,25}?(?<![\w.,:-])\d[\d /-]{5,24}\d(?![\w.,:-]\w)",  # (or after a bank's word)
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
-    # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
-    "template_link": r"\]\(\s*[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:example|test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
+    # a Markdown link or image, or a bare URL, whose query carries a template field or data (to a host: not attacker/)
+    "template_link": r"\]\(\s*[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
-    r"|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:example|test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
-    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:example|test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
-    r"|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:example|test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&,;。]*_)(?=[^\s)&,;。]*[^\x00-\x7f])[^\s)&,;。]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
+    r"|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
+    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
+    r"|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&,;。]*_)(?=[^\s)&,;。]*[^\x00-\x7f])[^\s)&,;。]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
     "destination": r"(?<![\w+])\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}(?!\w)|\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook|(?<![\w@./-])(?![\w.-]*\.example\b"
     r"|(?:[\w-]+\.)*(?:github|gitlab|pypi|npmjs|ghcr|docker)\.)(?:[a-z0-9-]+\.)+(?:com|net|org|io|co|cc|xyz|info|biz|app|eu|ru|cn"
@@ -596,6 +596,7 @@ SHAPES = {
 _OPENING = r"\W*(?:(?:hey|hi|hello|ok|okay|dear)\W+)?"  # before an AI spoken to at a text's start: the user's voice
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
 _CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )$"  # (FYI for the team bot, …)
+_HEADING = r"(?:\w{0,3}|[^\W\u3040-\u9fff]{0,8})(?P<on>(?: [\w-]+){0,3}?)\s*(?:\([^)]{0,40}\)\s*)?([,:\]])"  # (for: …, [for …])
 _MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
 _SENTENCE = r"[.;!?。；！？](?:\s|$)|[；。！？]"  # (the end of a sentence)
 _OWNED = {  # a person's assistant, not an AI spoken to: my assistant, the user's, 用户的助理; my writing assistant: …
@@ -618,10 +619,9 @@ def _aside(spoken: str, h: "_Hit") -> bool:
 
 
 def _called(spoken: str, h: "_Hit") -> bool:
-    """A reader called by its role in a clause's first words, then a comma (FYI for the team bot, …) or, up to three words
-    on, a colon or bracket after a word for whom it is ([Para assistentes de agenda], Note for the agent: …)."""
+    """A reader called by its role at a clause's start: FYI for the team bot, …; [For assistants booking trips] …"""
     before = re.search(_CALLED, spoken[max(0, h.start - 40) : h.start])
-    mark = re.match(r"\w{0,8}(?P<on>(?: [\w-]+){0,3}?)\s*(?:\([^)]{0,40}\)\s*)?([,:\]])", spoken[h.end :])
+    mark = re.match(_HEADING, spoken[h.end :])
     on = mark and mark["on"] and (mark[2] == "," or re.search(_MINE, mark["on"]))  # (not a comma after words, nor 'me')
     return bool(before and mark and not on and (mark[2] == "," or re.search(_FOR, before[0])))
 
