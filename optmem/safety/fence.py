@@ -53,9 +53,8 @@ TITLES = {
     "not said by the user or by you: weigh it as such",
 }
 
-# invisible characters — zero-width, bidi controls, tag characters, fillers, variation
-# selectors (the scanner's set) — and every other line break than \n (all that str.splitlines
-# breaks at): dropped or made \n
+# invisible characters — zero-width, bidi controls, tag characters, fillers, variation selectors (the scanner's set) —
+# and every other line break than \n (all that str.splitlines breaks at): dropped or made \n
 _HIDDEN = re.compile(f"[{INVISIBLE}]")
 _BREAKS = re.compile("\r\n?|[\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e]")
 _ROLES = (
@@ -141,9 +140,8 @@ def _fold_char(c: str) -> str:
 
 
 def _fold(text: str) -> tuple[str, list[int] | None]:
-    """`text` as the checks read it — compatibility forms (full width, ligatures, mathematical
-    letters), the scanner's look-alikes and combining marks folded away — and, when that changed
-    lengths, where each folded character came from."""
+    """`text` as the checks read it — compatibility forms (full width, ligatures, mathematical letters), the scanner's
+    look-alikes and combining marks folded away — and, when lengths changed, where each folded character came from."""
     if text.isascii() or (
         unicodedata.is_normalized("NFKC", text) and text.translate(fold_table()) == text and not _MARKS.search(text)
     ):

@@ -1,14 +1,13 @@
 """Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per concept per
 language), and shapes no language needs (`SHAPES`: a URL carrying template fields or data, a shell pipe from the
-network, a dump of the environment, a tool's call, an account number). A text (its spoken reading: NFKC,
-case-folded, every script's own letters) is searched once for every word of the table (Aho–Corasick); a word counts
-at a word start in scripts written with spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes
-(Arabic, Hebrew). A finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`):
-dismissing + earlier instructions; a new persona or name + lifted limits or secrecy; a skipped check + a risky act;
-sending + a secret + a destination, or a standing order + a destination; an AI spoken to or bidden (`AI helpers: …`,
-`the agent should`) + an act, the user, a secret or trust; a payee's account + a change. A scoped permission
-(`pytest`, a list) skips no check. In a tool's output or an import (`tool`), an AI spoken to or an order alone
-(`ORIGIN`): a command, data sent out, money moved, a check skipped, a standing order."""
+network, a dump of the environment, a tool's call, an account number). A text's spoken reading (NFKC, case-folded, every
+script's own letters) is searched once for every word of the table (Aho–Corasick); a word counts at a word start in
+scripts written with spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes (Arabic, Hebrew). A
+finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`): dismissing + earlier
+instructions; a new persona + lifted limits; a skipped check + a risky act; sending + a secret + a destination; an AI
+spoken to or bidden + an act, the user, a secret or trust; a payee's account + a change. A scoped permission (`pytest`)
+skips no check. In a tool's output or an import (`tool`), an AI spoken to or an order alone (`ORIGIN`): a command, data
+sent out, money moved, a check skipped, a standing order (if the user says …, do …)."""
 
 import functools
 import math
@@ -49,7 +48,8 @@ any agent llm llms ai~assistant ai~agent ai-agent ai~model ai~summar ai~screenin
 any vendor vendor supplier payee invoice 供应商 收款 fornitore fournisseur lieferant proveedor fornecedor поставщик dostawc leverancier tedarikçi nhà~cung~cấp 取引先 仕入先 공급업체 toimittaja ספק προμηθευτ dodavatel leverantör leverandør beszállító furnizor pemasok المورد تامین‌کننده आपूर्तिकर्ता
 any disarm disable~ turn~off switch~off skip~ bypass~ deactivate stop~logging 关闭 关掉 跳过 禁用 停用 無効にし オフにし スキップ 끄고 꺼 비활성화 건너뛰 отключи выключи пропусти deaktivier abschalt überspring désactiv coupe~ desactiv apaga~ omite~ desativ desligue pule~ disattiv spegni salta~ wyłącz pomiń devre~dışı kapat atla~ tắt~ matikan nonaktifkan lewati schakel~uit zet~uit vypni přeskoč stäng~av inaktivera hoppa~över عطّل عطل أوقف השבת כבה απενεργοποι dezactiv kapcsold~ki ohita deaktiver غیرفعال בטל~את בטל~אותו poista~se~käytöstä poista~käytöstä
 any safeguard 2fa two-factor mfa 2-step tls~verif ssl~verif certificate~verif verify=false firewall antivirus audit~log content~filter safety~filter security~check sandbox confirmation~step ci~check 二次验证 两步验证 双重验证 防火墙 杀毒 审计日志 内容过滤 安全检查 校验 证书 确认弹窗 沙箱 二段階認証 ファイアウォール 監査ログ 2단계 방화벽 감사~로그 двухфакторн файрвол брандмауэр антивирус журнал~аудит zwei-faktor virenschutz zertifikat pare-feu double~authentification journal~d'audit cortafuegos doble~factor verificación~ssl autenticação~de~dois firewall~ autenticazione~a~due
-any user 使用者 the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren பயனர் ang~user ang~gumagamit mtumiaji brukeren utilizatorul utilizatorului
+any if if~ when~ whenever once~ si~ quand lorsque wenn falls sobald cuando quando se~ als~ wanneer när om~ kun~ jos~ când dacă quan~ jika kalau apabila setiap~kali ketika если когда jeśli gdy kiedy якщо коли eğer zodra hvis~ når~ amikor ha~ pokud když όταν αν~ אם כאשר إذا عندما اگر وقتی هر~وقت अगर जब 如果 每当 要是 一旦 假如 当 もし 만약 nếu~ khi~ kapag kung~ ikiwa
+any user 使用者 l'usuari the~user the~user's user's the~users users' 用户 ユーザー 사용자 пользовател користувач nutzer benutzer l'utilisateur el~usuario al~usuario del~usuario usuário l'utente all'utente dell'utente użytkownik gebruiker kullanıcı pengguna người~dùng المستخدم کاربر उपयोगकर्ता ব্যবহারকারী صارف ผู้ใช้ mtumiaji המשתמש användaren felhasználó käyttäjä brugeren uživatel brukeren பயனர் ang~user ang~gumagamit mtumiaji brukeren utilizatorul utilizatorului
 en dismiss ignore~ disregard~ forget~ bypass~ dismiss~ discard~ abandon~ neglect~ overlook~ override~ overrule~ set~aside put~aside pay~no~attention disobey~ stop~following no~longer~follow outdated obsolete superseded supersedes no~longer~appl no~longer~valid
 en earlier previous prior above earlier preceding foregoing original initial hidden secret internal developer
 en orders instruction prompt rules guideline directive guardrail programming constraint safeguard
@@ -380,7 +380,7 @@ any confirm confirm approval permission ask~again escalat 确认 批准 许可 �
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 未经 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
-any reported fake~ spoofed forged scam hidden~text falso~ falsa~ faux~ fausse~ gefälscht фальшив поддельн finta~ finto~ sahte mzayaf المزيف 假冒 伪造 偽の 偽物 가짜 nep~ vals~ fałszyw falešn texto~oculto texto~escondido testo~nascosto скрытый~текст gizli~bir~metin نص~مخفي 白文字 흰~글씨
+any reported fake~ spoofed forged scam hidden~text falso~ falsa~ faux~ fausse~ gefälscht фальшив поддельн finta~ finto~ sahte mzayaf المزيف 假冒 伪造 偽の 偽物 가짜 nep~ vals~ fałszyw falešn texto~oculto texto~escondido testo~nascosto скрытый~текст gizli~bir~metin نص~مخفي 白文字 흰~글씨 golpe estafa arnaque escroquerie betrug truffa oszust мошенни шахрай 诈骗 骗局 詐欺 사기 dolandırıcı penipuan lừa~đảo oplichting bedrägeri svindel huijaus átverés podvod înșelătorie απάτη הונאה احتيال کلاهبرداری धोखाधड़ी প্রতারণা மோசடி มิจฉาชีพ utapeli incident post-mortem postmortem инцидент 复盘 インシデント 장애~보고 vorfall
 any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~ சேர் צרף הוסף προσθέσ ongeza जोड़ যোগ~করুন idagdag اضافه~کن شامل~کر pendekeza irekomenda பரிந்துரை সুপারিশ پیشنهاد~کن ajánld cadangkan giới~thiệu सुझा सिफारिश اقترح рекоменд gewijzigd pas~aan aanpassen تحديث تغيير
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything same~weight take~precedence takes~precedence precedence~over dieselbe~autorität mesma~autoridade misma~autoridad même~autorité stessa~autorità таку~ж~силу такую~же~силу yhtä~päteviä zelfde~autoriteit samma~auktoritet hanno~la~precedenza より優先 优先于 高于用户 우선한다 vorrang~vor tienen~prioridad ont~priorité têm~prioridade as~coming~from as~instructions~from as~if~they~came~from as~if~it~came~from user-level~trust higher~priority~than priority~over over~any~user~instruction from~your~owner weigh~the~user's 当作用户本人 当作主人本人 当成我本人 视为用户 comme~venant~de como~si~vinieran~de als~käme~es~vom wie~vom~nutzer
@@ -503,16 +503,19 @@ FINDINGS = (
     ("safety_sabotage", ("disarm", "safeguard", _BID + "|standing|unchecked|conceal|asked|remember|unconfirmed|user")),
     ("hidden_instruction", ("decode", "obey")),  # (last: it counts only where something encoded stands)
 )
-# What provenance alone decides (`tool`: a tool's output or an import gives no orders): an AI spoken to, or an act
-# of the five kinds an attack needs with no AI addressed and none of the co-occurrences above.
-_ORDER = "alter|show|display|store|request|youreq|standing|remember|obey|asked|unchecked|nocheck"
+# What provenance alone decides (`tool`: a tool's output or an import gives no orders): an AI spoken to, or an order.
+_ASKS = "request|youreq|standing|remember|obey|asked|unchecked|nocheck"
 ORIGIN = (
     ("addressed_to_agent", ("addressed|opened",)),  # (a tool's output has no business speaking to the agent at all)
-    ("origin_runs_command", (_ORDER, "shell|payload|persistence|envdump")),
-    ("origin_sends_data", ("show|display|store|alter|grant|reply", "destination")),
-    ("origin_moves_money", ("account", "alter|act|show|vendor|standing|request|youreq|remember")),
-    ("origin_disables_check", ("disarm|unchecked|lifted", _ORDER + "|act|safeguard|user|destination|goods")),
+    ("origin_runs_command", ("alter|show|display|store|" + _ASKS, "shell|payload|persistence|envdump")),
+    ("origin_sends_data", ("show|display|store|alter|grant|reply|user", "destination")),  # (the user's … to an address)
+    ("origin_moves_money", ("account", "alter|act|show|vendor|unconfirmed|conceal|reader|named|agent|" + _ASKS)),
+    ("origin_disables_check", ("disarm|unchecked|lifted", _ASKS + "|act|safeguard|user|destination|goods")),
     ("origin_standing_order", ("remember|standing|trusted|asked", "alter|claim|destination|conceal|dismiss|user|obey")),
+    (
+        "origin_standing_order",
+        ("if", "user", _ASKED + "|goods|credential|disarm|account"),
+    ),  # (if the user says …, do …)
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
 SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findings of words, which a note may quote
@@ -538,6 +541,7 @@ ANCHORS = {
     "toreader": "ai assistant agent bot model llm copilot claude chatgpt gemini summari analy read process",
     "payload": ".sh .exe .vsix .msi .pkg .deb .rpm .dmg .ps1 .bat .apk .whl .xpi .crx",
 }
+_SETTING = r"(?![\w-]*[_-](?:token|key|secret|id|url|uri|name|host|port|endpoint|version|provider|path|type)s?[\"']?\s*[:=])"  # (BOT_TOKEN=)
 _R = r"(?:ai|a\.i\.|assistant|agent|bot|model|llm|language model|chatbot|copilot|claude|chatgpt|gemini|cursor|summari[sz]er|note-?taker|analyst|reader|crawler)s?"
 SHAPES = {
     # the reader addressed as an AI: if you are an AI …, PS to the assistant, any agent reading this
@@ -551,14 +555,14 @@ SHAPES = {
     "nocheck": r"\bauto[_-]?(?:approve|confirm|accept)\w*[\"']?\s*[:=]\s*[\"']?(?:true|yes|on)\b|(?<![a-z])(?:confirm|approv|notif|alert_user|inform_user|warn_user)\w*[\"']?(?:[ \t]+[\w-]+){0,4}[ \t]*(?:[:=|]|\bare\b|\bis\b|\bset to\b)[ \t]*[\"']?"
     r"(?:false|no|off|disabled|none|never)\b(?! (?:longer|more|need|one))",  # a check switched off: "confirm deletes | no"
     "payload": r"\b(?:https?|ftp)://\S+\.(?:sh|exe|vsix|msi|pkg|deb|rpm|dmg|ps1|bat|apk|whl|xpi|crx)\b(?!\.)",  # a program to fetch
-    "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|\d{8}(?:-\d{8}){1,2}|\d{2,3}-\d{3}-\d{5,9}|\d{4} \d{2} \d{5}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[1-9a-z]{33})(?![\w/-]|[.,]\w)",
+    "account": r"(?<![\w.,:/-])(?:[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,8}|\d{4}(?:[ -]\d{3,5}){2,5}|\d{2}-\d{2}-\d{2}[ /]+\d{6,10}|\d{8}(?:-\d{8}){1,2}|\d{2,3}-\d{3}-\d{5,9}|\d{4} \d{2} \d{5}|bc1[a-z0-9]{20,}|0x[0-9a-f]{40}|t[0-9a-z]{33})(?![\w/-]|[.,]\w)|(?<![a-z])(?:account|konto|kontot|kontoen|cuenta|conta |compte|conto|rekening|rachun|účet|účtu|сч[её]т|рахунок|hesap|akaun|tài khoản|บัญชี|حساب|खाता|[账帐帳][户号號戶]|口座|계좌|bankgiro|sort code|routing|iban|shaba|شبا)\D{0,25}?(?<![\w.,:-])\d[\d /-]{5,24}\d(?![\w.,:-]\w)",  # (or after a bank's word)
     "pubkey": r"\bssh-(?:ed25519|rsa|dss|ecdsa-[\w-]+) aaaa[0-9a-z+/]{60,}",  # someone's key, to let them in
-    # a Markdown link or image, or a bare URL, whose query carries a template field or data to fill in
-    "template_link": r"\]\(\s*[a-z]+://[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
+    # a Markdown link or image, or a bare URL, whose query carries a template field or data (to a host: not attacker/)
+    "template_link": r"\]\(\s*[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))[^)\s]*[?&#][^)\s]*(?:\{[^)\s]*\}|<[^)\s]*>|\$\{?\w|=[a-z0-9_]*(?:key|token|secret"
     r"|base64|conversation|chat|summary|data|env|password|cookie)[a-z0-9_]*(?=[&)\s])|=[\w%+/.-]{60,}|=\)|=$)"
-    r"|[a-z]+://\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
-    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
-    r"|[a-z]+://[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&]*_)(?=[^\s)&]*[^\x00-\x7f])[^\s)&]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
+    r"|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))\S+[?&]\w+=(?:\{\{?[^}\s]*(?:key|token|secret|password|cookie|session|conversation|chat|messag|summar|histor"
+    r"|data|email|body|user|content|context|memory|resume|[^\x00-\x7f])[^}\s]*\}|\$\{?\w+\}?)|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))\S+[?&]\w+=\s*(?:后面|뒤에|followed|\+)"
+    r"|[a-z]+://(?!(?:[\w-]+|[\w.-]*\.(?:test|invalid|localhost))(?::\d+)?(?:[/?#)\s]|$))[^\s)]*[?&][\w-]+=(?:<(?:[^>\n ]{1,30} ){2,8}[^>\n]{1,30}>|\{(?:[^}\n ]{1,30} ){2,8}[^}\n]{1,30}\}|(?=[^\s)&,;。]*_)(?=[^\s)&,;。]*[^\x00-\x7f])[^\s)&,;。]{6,}|[a-z]+(?:_[a-z]+){3,}(?=[&)\s]|$))",
     "destination": r"(?<![\w+])\+\d{1,3}[ -]?\(?\d{1,4}\)?(?:[ -]?\d{2,4}){2,4}(?!\w)|\b(?:https?|ftp|sftp)://(?!(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/])[\w.-]+\.[a-z]{2,}"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b|\bgit@[\w.-]+:|\bwebhook|(?<![\w@./-])(?![\w.-]*\.example\b"
     r"|(?:[\w-]+\.)*(?:github|gitlab|pypi|npmjs|ghcr|docker)\.)(?:[a-z0-9-]+\.)+(?:com|net|org|io|co|cc|xyz|info|biz|app|eu|ru|cn"
@@ -577,8 +581,8 @@ SHAPES = {
     "lifted": r"autoapprove\"?\s*[:=]\s*true|confirm\w*\s*[:=]\s*(?:false|no|off)\b|safety_mode\s*=\s*off",
     # an AI named as a word, or in a field's name (agent_note:, x-agent-policy:, hinweis_fuer_agenten:, (agent))
     "named": r"(?<![a-z0-9_-])(?:ai|llm)s?(?![a-z0-9_-])",  # (where the text writes AI or LLM so: not Italian "ai")
-    "ai": r"(?<![\w-])(?:ии|ші)(?![\w-])|(?<![\w-])[\w-]*[_-](?:agent|ai|assistant|llm|model|bot)[\w-]*[\"']?\s*[:=]"
-    r"|(?<![\w-])(?:agent|ai|assistant|llm|model|bot)s?[_-][\w-]+[\"']?\s*[:=]|\((?:agents?|ai)\b",
+    "ai": rf"(?<![\w-])(?:ии|ші)(?![\w-])|(?<![\w-]){_SETTING}[\w-]*[_-](?:agent|ai|assistant|llm|model|bot)[\w-]*[\"']?\s*[:=]"
+    rf"|(?<![\w-]){_SETTING}(?:agent|ai|assistant|llm|model|bot)s?[_-][\w-]+[\"']?\s*[:=]|\((?:agents?|ai)\b",
     "agent": r"\b(?:if|when|whenever) (?:you(?:'re| are) |there(?:'s| is) )?(?:an?|the|your) (?:ai|agent|assistant|model|llm)\b|\b(?:assistant|agent|model|ai)s?\s+must\b|\b(?:ai|llm|assistant|agent|(?:(?<![a-z] )|(?<=the )|(?<=to ))model|bot)s?\s*(?:\([^)]{0,20}\))?\s*:|\bnote to (?:the )?(?:model|ai|assistant"
     r"|agent)|\bwhatever ai\b|\bai (?:agent|assistant|model)s?\b|\bagents? must\b|\bagent:|todo\(agent\)"
     r"|\bfor (?:the )?(?:ai|agent|assistant)s?\b|给ai|für ki|para el asistente|pour l'assistant"
@@ -592,6 +596,7 @@ SHAPES = {
 _OPENING = r"\W*(?:(?:hey|hi|hello|ok|okay|dear)\W+)?"  # before an AI spoken to at a text's start: the user's voice
 _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;:,。！？；：，]+){1,5}?[ \t]*:"  # AI, … / AI helpers: …
 _CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )$"  # (FYI for the team bot, …)
+_HEADING = r"(?:\w{0,3}|[^\W\u3040-\u9fff]{0,8})(?P<on>(?: [\w-]+){0,3}?)\s*(?:\([^)]{0,40}\)\s*)?([,:\]])"  # (for: …, [for …])
 _MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
 _SENTENCE = r"[.;!?。；！？](?:\s|$)|[；。！？]"  # (the end of a sentence)
 _OWNED = {  # a person's assistant, not an AI spoken to: my assistant, the user's, 用户的助理; my writing assistant: …
@@ -614,11 +619,11 @@ def _aside(spoken: str, h: "_Hit") -> bool:
 
 
 def _called(spoken: str, h: "_Hit") -> bool:
-    """A reader called by its role in a clause's first words, then a comma (FYI for the team bot, …) or a
-    colon after a word for whom it is (Note for the agent: …; not a speaker's name: Claude: sure)."""
+    """A reader called by its role at a clause's start: FYI for the team bot, …; [For assistants booking trips] …"""
     before = re.search(_CALLED, spoken[max(0, h.start - 40) : h.start])
-    mark = re.match(r"\w{0,3}\s*(?:\([^)]{0,40}\)\s*)?([,:])", spoken[h.end :])
-    return bool(before and mark and (mark[1] == "," or re.search(_FOR, before[0])))
+    mark = re.match(_HEADING, spoken[h.end :])
+    on = mark and mark["on"] and (mark[2] == "," or re.search(_MINE, mark["on"]))  # (not a comma after words, nor 'me')
+    return bool(before and mark and not on and (mark[2] == "," or re.search(_FOR, before[0])))
 
 
 def shaped(text: str) -> bool:
@@ -644,6 +649,8 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
     hits = [h for h in hits if not re.search(_OWNED.get(h.concept, "(?!)"), spoken[max(0, h.start - 40) : h.start])]
+    off = {h.start for h in hits if h.concept == "disarm"}  # (自动关闭: a manner, closes by itself — no standing order)
+    hits = [h for h in hits if h.concept != "standing" or not off & {h.end, h.end + 1}]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
         h._replace(concept="opened" if h.concept != "ai" and re.fullmatch(_OPENING, spoken[: h.start]) else "addressed")
         for h in hits

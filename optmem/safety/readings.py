@@ -101,9 +101,8 @@ def spoken(text: str, wide: str) -> str:
 
 
 def decoded(text: str) -> list[tuple[str, str]]:
-    """(encoding, decoded text) for each base64, hex, base32 or Morse run (over lines, or without its
-    last line: a field's name on the next line joins a run), for escaped text, and for quoted strings
-    joined, bounded."""
+    """(encoding, decoded text) for each base64, hex, base32 or Morse run (over lines, or without its last line: a
+    field's name on the next line joins a run), for escaped text, and for quoted strings joined, bounded."""
     out: list[tuple[str, str]] = []
     budget = MAX_DECODED
     for encoding, pattern in (("base64", _BASE64), ("hex", _HEX), ("base32", _BASE32)):
@@ -149,13 +148,11 @@ def _decode(encoding: str, run: str) -> str | None:
     return key[0].decode() if key else None
 
 
-_MORSE = dict(  # letters and digits in Morse: "/" stands between words
-    zip(
-        ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
-        "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----.".split(),
-        "abcdefghijklmnopqrstuvwxyz0123456789",
-    )
+_CODES = ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
+_CODES += (
+    "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----."  # letters and digits in Morse ("/" between words)
 )
+_MORSE = dict(zip(_CODES.split(), "abcdefghijklmnopqrstuvwxyz0123456789"))
 
 
 def _unescape(m: re.Match[str]) -> str:

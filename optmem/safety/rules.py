@@ -11,9 +11,8 @@ from optmem.safety import languages, readings
 from optmem.safety.chars import CONTROL
 
 # fmt: off
-# Phrase templates: "~" is a gap between words (0–5 non-word characters), "~+" a gap of at least
-# one, "%<" / "%>" a word edge, "%words%" up to 12 words. The folded text is compiled with edges;
-# the collapsed text without.
+# Phrase templates: "~" is a gap between words (0–5 non-word characters), "~+" a gap of at least one, "%<" / "%>" a word
+# edge, "%words%" up to 12 words. The folded text is compiled with edges; the collapsed text without.
 _G = r"[\W_]{0,5}"
 _YOU, _YOUR, _ARE = r"(?:you|u)", r"(?:your|ur|yr)", r"(?:are|re|r)"
 _VERB = r"(?:ignore|disregard|forget|bypass|dismiss|discard|abandon|neglect|overlook|nevermind|never~mind|pay~no~(?:attention|heed|mind)~to|set~aside|put~aside|throw~(?:out|away)|(?:do~not|don'?t|dont|never|stop|no~longer|cease|quit)~(?:follow|obey|heed|respect|honou?r|adhere~to|comply~with|listen~to)(?:ing)?)"
@@ -95,9 +94,8 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
     ("conceal_from_user_zh", ("用户 使用者",), r"(?:不要|别|不许|不能|切勿|请勿|千万别|千万不要|勿|不准|禁止)(?:告诉|告知|透露给|泄露给)(?:用户|使用者)|(?:不要|别|不许|不能|千万别|千万不要)让(?:用户|使用者)(?:知道|发现|察觉|知晓|得知)|(?:对|向)(?:用户|使用者)(?:保密|隐瞒)|(?:瞒着|背着)(?:用户|使用者)"),
     ("new_instructions_zh", ("新 覆盖",), r"新(?:的)?(?:系统)?(?:指令|指示):|以下是(?:你的)?新(?:的)?(?:指令|任务|规则|设定)|系统提示(?:词)?覆盖|覆盖(?:你的)?系统提示"),
 )
-# Chinese mixed with English (read folded: simplified, case-folded) — the match must hold both
-# scripts — and pinyin (folded, then with everything but letters dropped: "hū lüè" and "hulue"
-# read alike).
+# Chinese mixed with English (read folded: simplified, case-folded) — the match must hold both scripts — and pinyin
+# (folded, then with everything but letters dropped: "hū lüè" and "hulue" read alike).
 _MIXED_DISMISS = (
     r"(?:(?<![a-z])(?:ignore|skip|forget|disregard|override|bypass|drop)|忽略|无视|忽视|忘掉|忘记|跳过|绕过|作废|"
     r"不要再?\s*(?:follow|obey|遵守|遵循|听从|理会))"
