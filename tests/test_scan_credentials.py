@@ -59,6 +59,9 @@ from optmem.safety import languages, scan
         "Netflix for the cabin TV is ana.r@example.org / 7hV*qL2m_Zp if you want to sign in.",
         "Cloud console keys - AppKeyId: Q3ZT9K2LMV8XW4RB AppKeySecret: Zq8vN2rT5wXy7LkP3mHs9BdF",  # camelCase names
         "staging DB パスワード: Kp7wQz2Lm9Xs(ユーザー app)",  # a value, then what it is for in brackets
+        "DB password is s3cr3t-X9 on localhost:5432",  # (an address beside it takes nothing away)
+        "비밀번호: 4821",
+        "wifi password: qwerty2024",  # (a common word, then no common run of digits)
     ],
 )
 def test_a_secret_in_prose_or_an_unnamed_vendor_token_is_refused(text):
@@ -128,6 +131,13 @@ def test_a_secret_in_prose_or_an_unnamed_vendor_token_is_refused(text):
         # a sample password (Passw0rd! reads as "password"), and pairs that are no login
         "Seed user for the e2e tests: tester@example.com / Passw0rd!",
         "We grant read / write access to Dev / Prod after review.",
+        # an address's port is no PIN, and its colon no link to a value (a server with no password)
+        "테스트용 MySQL은 비밀번호 없이 localhost:3306에서만 쓴다.",
+        "Die lokale Datenbank läuft ohne Passwort auf localhost:5432.",
+        # the commonest passwords, as fixtures and defaults name them, guard nothing
+        "Test user in the fixtures logs in with the password 'password123'",
+        "the e2e login is qa-bot with password admin123",
+        "Local Jenkins: user admin, password admin1234",
     ],
 )
 def test_a_note_about_a_password_without_one_passes(text):
