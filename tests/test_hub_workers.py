@@ -157,6 +157,7 @@ def test_the_supervisor_in_process_replaces_ends_and_stops_on_a_signal(tmp_path)
 
     ended: list[int] = []
     seen: list[dict[int, int]] = []
+    returned = threading.Event()
 
     def drive() -> None:
         try:
@@ -164,17 +165,67 @@ def test_the_supervisor_in_process_replaces_ends_and_stops_on_a_signal(tmp_path)
             os.kill(next(iter(started())), signal.SIGKILL)
             wait_until(lambda: len(started()) == 3, "one in its place")
             seen.append(started())
-        finally:  # (to the thread in `supervise`, whatever happened here, once it listens)
-            wait_until(lambda: signal.getsignal(signal.SIGTERM) is _stop, "the supervisor's handler")
-            signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
+        finally:  # (to the thread in `supervise`, whatever happened here, once it listens — and
+            # never once it has returned: a later test's supervisor is not this one's to stop)
+            wait_until(
+                lambda: returned.is_set() or signal.getsignal(signal.SIGTERM) is _stop, "the supervisor's handler"
+            )
+            if not returned.is_set():
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
 
     driver = threading.Thread(target=drive)
     driver.start()
-    assert supervise(2, work, ended.append) == 0
-    driver.join(HANG)
+    try:
+        assert supervise(2, work, ended.append) == 0
+    finally:
+        returned.set()
+        driver.join(HANG)
     assert sorted(seen[0].values()) in ([0, 0, 1], [0, 1, 1]) and len(ended) == 1
     assert sorted(seen[0].values()).count(ended[0]) == 2  # the new one took the dead one's index
     assert not any(alive(pid) for pid in seen[0])
+
+
+def test_the_supervisor_stops_on_a_signal_that_reaches_another_thread(tmp_path):
+    """A stop signal is handled in whichever thread of the supervisor's process receives it — here
+    the driver thread signals itself, so the main thread, waiting for a worker to end, is never
+    interrupted. The supervisor still stops at once: it wakes on the signal's number written to its
+    wakeup pipe, never on an interrupted wait (which lost a SIGTERM that came just before the wait
+    began, or reached another thread: the hub served on and this test's sibling hung). A watchdog
+    ends the workers if `supervise` has not returned after `HANG`, so a regression fails here."""
+    from optmem.integrations.workers import _stop, supervise
+
+    where = tmp_path / "started"
+    where.mkdir()
+
+    def work(index: int) -> None:
+        (where / f"{os.getpid()}.{index}").write_text("", "utf-8")
+        while True:
+            signal.pause()
+
+    def started() -> set[int]:
+        return {int(p.stem) for p in where.iterdir()}
+
+    returned = threading.Event()
+    late: list[int] = []
+
+    def drive() -> None:
+        wait_until(lambda: len(started()) == 2, "two workers")
+        wait_until(lambda: signal.getsignal(signal.SIGTERM) is _stop, "the supervisor's handler")
+        signal.pthread_kill(threading.get_ident(), signal.SIGTERM)  # (this thread, not the main one)
+        if not returned.wait(HANG):  # (a hang: the workers ended, so `supervise` returns and we fail)
+            late.extend(started())
+            for pid in late:
+                os.kill(pid, signal.SIGKILL)
+
+    driver = threading.Thread(target=drive)
+    driver.start()
+    try:
+        assert supervise(2, work) == 0
+    finally:
+        returned.set()
+        driver.join(HANG)
+    assert late == [], "supervise did not stop on the signal: its workers were killed to end the wait"
+    assert not any(alive(pid) for pid in started())
 
 
 def test_the_supervisor_in_process_gives_up_on_workers_that_keep_ending(tmp_path, capfd):

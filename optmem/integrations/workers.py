@@ -56,8 +56,10 @@ def say(text: str) -> None:
         pass
 
 
-def described(status: int) -> str:
-    """How a process ended, from its wait status."""
+def described(status: int | None) -> str:
+    """How a process ended, from its wait status (None: not known — another waited for it)."""
+    if status is None:
+        return "ended (how is not known: another waited for it)"
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:
@@ -68,12 +70,12 @@ def described(status: int) -> str:
     return f"exited with code {os.WEXITSTATUS(status)}"
 
 
-class _Stop(Exception):
-    """SIGTERM or SIGINT reached the supervisor."""
-
-
 def _stop(sig: int, frame: object) -> None:
-    raise _Stop(sig)
+    """The supervisor's handler for STOPS and SIGCHLD: nothing to do here. The interpreter writes
+    the signal's number to the supervisor's wakeup pipe from its C-level handler, in whichever
+    thread the signal reaches, and that byte wakes the supervisor (a handler that raised, waking a
+    blocking `os.wait`, lost a signal that came just before the wait began or reached another
+    thread: the hub served on until a worker happened to end)."""
 
 
 def _watch_parent(life: int) -> None:
@@ -97,24 +99,37 @@ def _watch_parent(life: int) -> None:
 def supervise(count: int, work: Callable[[int], None], ended: Callable[[int], None] | None = None) -> int:
     """Fork `count` workers, worker i running `work(i)`; replace one that ends (`ended(i)` is
     called first, to clear what it left); on SIGTERM or SIGINT stop them all. Returns the exit
-    code for the hub: 0 when stopped by a signal, 1 when workers kept ending."""
+    code for the hub: 0 when stopped by a signal, 1 when workers kept ending. Call it from the
+    main thread (signal handlers are set there only).
+
+    It waits on one thing: its wakeup pipe, where each signal it handles (STOPS, and SIGCHLD when
+    a worker ends) leaves its number as it arrives — a signal that comes before the wait begins, or
+    reaches another thread of this process, is read there all the same (no lost wakeup)."""
     life_r, life_w = os.pipe()
-    os.set_inheritable(life_r, False)
-    os.set_inheritable(life_w, False)
+    wake_r, wake_w = os.pipe()
+    for fd in (life_r, life_w, wake_r, wake_w):
+        os.set_inheritable(fd, False)
+    os.set_blocking(wake_w, False)  # (the interpreter's handler must never block on it)
     pids: dict[int, int] = {}  # worker's pid → its index
     ends: list[float] = []  # when workers ended, this last minute
-    old = {sig: signal.signal(sig, _stop) for sig in STOPS}
+    old_wake = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)  # (before the handlers: none unheard)
+    handled = (*STOPS, signal.SIGCHLD)
+    old = {sig: signal.signal(sig, _stop) for sig in handled}
 
     def spawn(index: int) -> None:
         _flush()  # (what is buffered is written once, not by each worker)
-        signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)  # (a stop now waits until the pid is kept)
+        # (a stop sent to the new worker waits, blocked, until it has its own handlers back: with
+        # this process's it would be dropped)
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
         try:
             pid = os.fork()
             if pid == 0:  # the worker
                 code = 1
                 try:
-                    os.close(life_w)
-                    for sig in STOPS:
+                    signal.set_wakeup_fd(-1)
+                    for fd in (life_w, wake_r, wake_w):
+                        os.close(fd)
+                    for sig in handled:
                         signal.signal(sig, signal.SIG_DFL)
                     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
                     _watch_parent(life_r)
@@ -138,34 +153,52 @@ def supervise(count: int, work: Callable[[int], None], ended: Callable[[int], No
         for i in range(count):
             spawn(i)
         while pids:
-            pid, status = os.wait()
-            index = pids.pop(pid, None)
-            if index is None:
-                continue
-            now = time.monotonic()
-            ends[:] = [t for t in ends if now - t < 60] + [now]
-            if len(ends) > RESTARTS + count:
-                say(
-                    f"optmem hub: worker {pid} {described(status)}; {len(ends)} workers ended within a minute — "
-                    "the hub stops (see the lines above for why)"
-                )
-                code = 1
+            heard = os.read(wake_r, 512)  # (blocks until a signal leaves its number)
+            if any(sig in heard for sig in STOPS):
                 break
-            say(f"optmem hub: worker {pid} {described(status)}; starting another in its place")
-            if ended is not None:
-                ended(index)
-            spawn(index)
-    except _Stop:
-        pass
+            for pid, status in _ended(pids):
+                index = pids.pop(pid)
+                now = time.monotonic()
+                ends[:] = [t for t in ends if now - t < 60] + [now]
+                if len(ends) > RESTARTS + count:
+                    say(
+                        f"optmem hub: worker {pid} {described(status)}; {len(ends)} workers ended within a minute — "
+                        "the hub stops (see the lines above for why)"
+                    )
+                    code = 1
+                    break
+                say(f"optmem hub: worker {pid} {described(status)}; starting another in its place")
+                if ended is not None:
+                    ended(index)
+                spawn(index)
+            if code:
+                break
     finally:
         for sig in STOPS:  # (a second signal while stopping changes nothing)
             signal.signal(sig, signal.SIG_IGN)
         _stop_all(pids)
-        os.close(life_w)
-        os.close(life_r)
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
+        signal.signal(signal.SIGCHLD, old[signal.SIGCHLD])
+        signal.set_wakeup_fd(old_wake)
+        for fd in (life_w, life_r, wake_w, wake_r):
+            os.close(fd)
+        for sig in STOPS:
+            signal.signal(sig, old[sig])
     return code
+
+
+def _ended(pids: dict[int, int]) -> list[tuple[int, int | None]]:
+    """The workers among `pids` that have ended, each with its wait status (reaped; only ours,
+    never another child of this process)."""
+    found: list[tuple[int, int | None]] = []
+    for pid in list(pids):
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # (reaped by someone else: ended, how is not known)
+            found.append((pid, None))
+            continue
+        if done:
+            found.append((pid, status))
+    return found
 
 
 def _flush() -> None:
