@@ -211,7 +211,7 @@ def _tool(
 
         return await anyio.to_thread.run_sync(functools.partial(run, **values))
 
-    tool: Callable[..., Any] = read if command in READ_ONLY else run
+    tool = read if command in READ_ONLY else run
     sig = []
     for p in params:
         annotation, default = _annotation(p)
