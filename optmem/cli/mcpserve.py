@@ -16,13 +16,14 @@ from typing import Any
 from optmem.cli.common import CAPTURE, STATE, dumps, own_state
 from optmem.cli.spec import COMMANDS, REGISTRY, CommandExit, command, opt
 from optmem.errors import OptmemError
-from optmem.integrations.mcp import LOG_LEVELS, READ_ONLY, TOOL_NAMES
+from optmem.integrations.mcp import LOG_LEVELS, TOOL_NAMES
 
 TOKEN_FILE_BYTES = 64 << 10  # what is read of [mcp] token_file: a token is a line
 
-# the commands that only read (the tools' `READ_ONLY`, and the memory tool's read): they run side
-# by side; a write runs alone in this process (and takes the vault lock as every write does)
-READS = READ_ONLY | {"show"}
+# the commands behind the tools that only read (`search --touch` and `context` add a recall to
+# ACCESS.jsonl, which takes no lock): they run side by side; a write runs alone in this process
+# (and takes the vault lock as every write does)
+READS = frozenset({"search", "conflicts", "handoff read", "context", "show"})
 _WRITES = threading.Lock()
 
 

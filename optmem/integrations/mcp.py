@@ -36,10 +36,6 @@ TOOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "handoff_write": ("handoff write", ("file",)),  # a path on the server's disk: not for agents
     "context": ("context", ()),
 }
-# the commands behind the tools that only read (`search --touch` and `context` add a recall to
-# ACCESS.jsonl, which takes no lock): they run side by side, and in a hub's worker process in its
-# event loop's thread (`Reads`)
-READ_ONLY = frozenset({"search", "conflicts", "handoff read", "context"})
 HAND_WRITTEN = ("memory",)  # Hermes Agent's memory tool: its own arguments, not a command's
 TOOL_NAMES = (*HAND_WRITTEN, *TOOLS)  # every tool the server registers, in order (help and docs list these)
 NEVER = ("json_out", "allow_unsafe")  # the result is always JSON; agents cannot bypass the scanner
@@ -170,27 +166,14 @@ def agent_refusal(values: dict[str, Any]) -> OptmemError | None:
     return None
 
 
-class Reads:
-    """Where a read-only tool (`READ_ONLY`) runs. The SDK runs a tool in a worker thread; in a
-    process that serves many calls at once that is what lets reads run side by side (SQLite lets
-    go of the interpreter lock while it reads). A hub's worker process (`serve_http` with
-    [mcp] workers above one) runs them in its event loop's thread instead (`in_loop`): its calls
-    run side by side in the other workers, and a read in a thread paid for the hand-over — two
-    threads taking the interpreter lock in turn, the loop's and the tool's — ~15 % of a search's
-    CPU on the hub (issue 43). A write always runs in a thread: it may wait for the vault lock."""
-
-    in_loop = False
-
-
 def _tool(
     command: str, params: list[Any], summary: str, call: Call, refuse: Callable[[OptmemError], str]
-) -> Callable[..., Any]:
-    """A function with the command's parameters as its signature, for the MCP SDK to describe
-    (a coroutine for a read-only command: `Reads`)."""
+) -> Callable[..., str]:
+    """A function with the command's parameters as its signature, for the MCP SDK to describe."""
 
     names = {_arg_name(p) for p in params}
 
-    def run(**values: Any) -> Any:
+    def tool(**values: Any) -> Any:
         refusal = agent_refusal(values)
         if refusal is not None:
             return as_result(refuse(refusal))
@@ -202,16 +185,6 @@ def _tool(
             return as_result(refuse(err))
         return as_result(call(line), BLOCKS.get(command, ()))
 
-    async def read(**values: Any) -> Any:
-        if Reads.in_loop:
-            return run(**values)
-        import functools
-
-        import anyio.to_thread
-
-        return await anyio.to_thread.run_sync(functools.partial(run, **values))
-
-    tool = read if command in READ_ONLY else run
     sig = []
     for p in params:
         annotation, default = _annotation(p)
@@ -1327,7 +1300,6 @@ def serve_http(app: Any, host: str, port: int, token: str, limits: Any = None, l
 
     def work(index: int) -> None:
         log_to_stderr(log_level)
-        Reads.in_loop = True  # (this worker's calls: its reads in its event loop's thread)
         _uvicorn(app, host, token, limits, log_level, (slots, index)).run(sockets=[sock])
 
     def ended(index: int) -> None:
