@@ -224,9 +224,11 @@ def history(
         ok = set() if show_unsafe else idx.passed(rows)  # (the gate's verdicts, in one look-up)
         # a current value beside another domain's different one says so (`view_of`), as `conflicts` does
         guessed = idx.guesses_of(rows, now)  # (… and the guesses standing, in two statements)
+        across = idx.across_domains(rows, now)  # (… and another domain's values: one look-up a key)
         out = []
         for r in rows:  # a forgotten version says what forgot it, as `get` does
-            got = idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {})).full(show_unsafe=show_unsafe)
+            seen = idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {}), across=across)
+            got = seen.full(show_unsafe=show_unsafe)
             gone = idx.forgetting(r)
             out.append({**got, **(gone if show_unsafe else view.shown(gone))})
         return out
@@ -331,9 +333,12 @@ def open_conflicts(idx: Index, now: float, *, show_unsafe: bool = False, values:
     firsts = {first.id: first for first, _ in forks.values()}
     ok = idx.as_stored([r for rows, _ in shown for r in rows] + list(firsts.values())) if shown else set()
     guessed = idx.guesses_of([r for rows, _ in shown for r in rows], now) if values else {}  # (two statements)
+    across = idx.across_domains([r for rows, _ in shown for r in rows], now) if values else {}  # (one a key)
     for rows, c in sorted(shown, key=lambda f: min(r.ts or 0 for r in f[0])):
         said = [
-            idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {})).full(show_unsafe=show_unsafe)
+            idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {}), across=across).full(
+                show_unsafe=show_unsafe
+            )
             for r in (sorted(rows, key=lambda r: view.newer_key(r.ts, r.id, r.n)) if values else ())
         ]
         if c.decision:
@@ -386,8 +391,11 @@ def split_keys(idx: Index, now: float, *, show_unsafe: bool = False) -> list[Spl
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
         ok = idx.passed([r for r in rows if not r.held])  # (the gate's verdicts and the guesses: one
         guessed = idx.guesses_of(rows, now)  # #                 look-up for the key's values, not one a value)
+        across = idx.across_domains(rows, now)
         said = [
-            idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {})).full(show_unsafe=show_unsafe)
+            idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {}), across=across).full(
+                show_unsafe=show_unsafe
+            )
             for r in rows
         ]
         shown = key if show_unsafe else view.shown(key)

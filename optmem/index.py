@@ -367,11 +367,13 @@ class Index:
         *,
         passed: bool | None = None,
         guessed: Mapping[str, Any] | None = None,
+        across: Mapping[int, tuple[tuple[str, str], ...]] | None = None,
     ) -> view.RecordView:
         """The record as callers see it: stored fields plus its effective status, its words shown
         as every surface shows them (`view.as_stored`). `passed`: whether the gate passed its line
-        (`passed`), and `guessed`: the guesses standing about it (`guesses_of`), when the caller
-        looked them up for many rows at once; else each is looked up for this row alone."""
+        (`passed`), `guessed`: the guesses standing about it (`guesses_of`), and `across`: another
+        domain's values of its key (`across_domains`, by line number), when the caller looked them
+        up for many rows at once; else each is looked up for this row alone."""
         st = view.status(row, now)
         if passed is None:
             passed = not row.held and bool(self.passed([row]))
@@ -393,7 +395,7 @@ class Index:
             released=bool(row.released),  # (held, or blocked on read: `review.blocked`)
             written=row.wrote,
             outdated=self.outdated_facts(row, rec) if rec.kind == MERGED else None,
-            across_domains=self.across_domains([row], now).get(row.n, ()),
+            across_domains=(self.across_domains([row], now) if across is None else across).get(row.n, ()),
             **(guessed if st in view.LIVE else {}),
         )
 

@@ -38,8 +38,7 @@ read once by `optmem.reading.query` and handed in; no word list lives here.
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from optmem import view
 from optmem.dates import PREFIX as DATE_PREFIX
@@ -95,7 +94,7 @@ def b_for(cv: float, mean: float, turns: float, query_terms: int, settings: Rank
 
 
 def bm25(
-    tf: Counter[str], dl: int, terms: Iterable[str], idfs: dict[str, float], avgdl: float, params: Bm25 = Bm25()
+    tf: Mapping[str, int], dl: int, terms: Iterable[str], idfs: dict[str, float], avgdl: float, params: Bm25 = Bm25()
 ) -> float:
     """BM25 of one document (term counts `tf`, length `dl`) for the query `terms`."""
     score = 0.0
