@@ -148,28 +148,24 @@ def work_tree(path: Path) -> Path | None:
 def unmerged(path: Path) -> bool:
     """Whether git's index holds `path` unmerged (stages 1–3: a merge stopped on it). Git is run
     only inside a work tree; no git, or a git that fails, reads as not unmerged."""
-    top = work_tree(path.parent)
-    if top is None:
-        return False
-    import subprocess
-
-    try:
-        res = run(top, "ls-files", "--unmerged", "--", os.path.realpath(path))
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return res.returncode == 0 and bool(res.stdout.strip())
+    return _listed(path, "--unmerged")
 
 
 def tracked(path: Path) -> bool:
     """Whether git tracks `path` (its index holds it). Git is run only inside a work tree; no
     git, or a git that fails, reads as not tracked."""
+    return _listed(path)
+
+
+def _listed(path: Path, *options: str) -> bool:
+    """Whether `git ls-files OPTIONS -- path` lists it (False outside a work tree or when git fails)."""
     top = work_tree(path.parent)
     if top is None:
         return False
     import subprocess
 
     try:
-        res = run(top, "ls-files", "-z", "--", os.path.realpath(path))
+        res = run(top, "ls-files", "-z", *options, "--", os.path.realpath(path))
     except (OSError, subprocess.SubprocessError):
         return False
     return res.returncode == 0 and bool(res.stdout.strip("\0"))

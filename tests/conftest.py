@@ -227,19 +227,28 @@ def run_readme_block(marker: str, env: dict[str, str], cwd: Path) -> subprocess.
     -euo pipefail and the `optmem` installed beside this interpreter on PATH (whether or not its
     venv is activated), stdin a terminal: the reader's shell (what they type is theirs — `optmem
     trust` is a person's)."""
-    import pty
     import re
     import textwrap
 
     blocks = [textwrap.dedent(b) for b in re.findall(r"```sh(?: runnable)?\n(.*?)```", docs_text(), re.S)]
     block = next(b for b in blocks if marker in b)
     env = {**env, "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}
+    return in_terminal(block, env, cwd)
+
+
+def in_terminal(script: str, env: dict[str, str], cwd: Path, merged: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run `script` with bash -euo pipefail, stdin a pseudo-terminal: a reader's shell, where what
+    they type is theirs — a redline, a purge, `optmem trust` — as it is for a person (`origin_of`);
+    stderr into stdout when `merged`."""
+    import pty
+
     main, reader = pty.openpty()
     try:
         return subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", block],
+            ["bash", "-euo", "pipefail", "-c", script],
             stdin=reader,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merged else subprocess.PIPE,
             text=True,
             env=env,
             cwd=str(cwd),

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from conftest import HANG
+from conftest import in_terminal
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -128,25 +128,7 @@ def run_block(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         OPTMEM_VAULT=str(tmp_path / "vault"),
         PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
     )
-    import pty
-
-    # the reader's shell: stdin a terminal (a pseudo-terminal), so what they type is theirs — a
-    # redline, a purge, `optmem trust` — as it is for a person (`origin_of`)
-    main, reader = pty.openpty()
-    try:
-        return subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", text],
-            cwd=work,
-            env=env,
-            text=True,
-            stdin=reader,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            timeout=HANG,
-        )
-    finally:
-        os.close(reader)
-        os.close(main)
+    return in_terminal(text, env, work, merged=True)  # (the reader's shell: what they type is theirs)
 
 
 CASES = runnable()

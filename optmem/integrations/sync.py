@@ -38,7 +38,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -855,18 +855,10 @@ def _purge_rewrites(git: _Git, spans: list[tuple[str, str]], folder: str, names:
         marks = _marks(git, base, theirs) if base else set()
         if not marks:
             continue
-        listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", base, theirs, "--", folder)
-        for name in (p for p in listed.stdout.split("\0") if p in names):
-            diff = gitstate.run(
-                git.root,
-                *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"),
-                *(base, theirs, "--", name),
-                text=False,
-                timeout=300,
-            )
+        for name, diff in _diffs(git, base, theirs, folder, names):
             gone: dict[str, bytes] = {}
             added: list[tuple[str, bytes]] = []
-            for line in diff.stdout.split(b"\n"):
+            for line in diff.split(b"\n"):
                 if line[:3] in (b"---", b"+++") or line[:1] not in (b"-", b"+"):
                     continue
                 try:
@@ -881,6 +873,21 @@ def _purge_rewrites(git: _Git, spans: list[tuple[str, str]], folder: str, names:
     return out
 
 
+def _diffs(git: _Git, since: str, theirs: str, folder: str, names: set[str]) -> Iterator[tuple[str, bytes]]:
+    """Each log file of `names` under `folder` that changed between `since` and `theirs`, with its
+    diff (no context lines, as bytes)."""
+    listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", since, theirs, "--", folder)
+    for name in (p for p in listed.stdout.split("\0") if p in names):
+        diff = gitstate.run(
+            git.root,
+            *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"),
+            *(since, theirs, "--", name),
+            text=False,
+            timeout=300,
+        )
+        yield name, diff.stdout
+
+
 def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> list[tuple[str, int, bytes]]:
     """The lines the merged commits added to the log files `names` under `folder` since their
     merge base (`spans`: (base, theirs); "" for no base): (file, its line number in theirs, the
@@ -892,17 +899,9 @@ def _added(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]
         if not base:  # no common commit: everything theirs holds is new here
             empty = empty or git.out("hash-object", "-t", "tree", os.devnull)
         since = base or empty
-        listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", since, theirs, "--", folder)
-        for name in (p for p in listed.stdout.split("\0") if p in names):
-            diff = gitstate.run(
-                git.root,
-                *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames"),
-                *(since, theirs, "--", name),
-                text=False,
-                timeout=300,
-            )
+        for name, diff in _diffs(git, since, theirs, folder, names):
             n, hunks = 0, False  # (the file's header lines come before its first hunk)
-            for line in diff.stdout.split(b"\n"):
+            for line in diff.split(b"\n"):
                 if line.startswith(b"@@"):
                     hunks = True
                     got = line.split(b" +", 1)[1].split(b",", 1)[0].split(b" ", 1)[0] if b" +" in line else b""
