@@ -267,8 +267,7 @@ def updates_first(
       identifier; in Chinese a character of no function: `identifiers.values`). Between two
       notes, for a query that asks one thing (`question`: `reading.query.asks_something`), part
       of the older's subject will do (the newer matched at least update_overlap_note of what the
-      older matched, by IDF: `held`; a score ≥ update_ratio_held of the older's, a tenth: a terse
-      note names its subject once, "Maya needs a 13 now" after "Maya wears size 11 shoes"): notes state
+      older matched, by IDF: `held`; a score ≥ update_ratio_note of the older's): notes state
       facts, and a newer one often names its subject in fewer words ("orders backend is on 9090
       now"; "appointment pushed to March 21" after "GP appointment booked for March 14"); "maybe
       try port 8081" holds only "port" of "the orders backend listens on port 9090". Else
@@ -379,7 +378,7 @@ def updates_first(
                     m.note
                     and o.note
                     and question
-                    and m.score >= settings.update_ratio_held * o.score
+                    and m.score >= settings.update_ratio_note * o.score
                     and held(what(o.matched) - cue_characters, m.matched, idfs) >= settings.update_overlap_note
                 )
             )

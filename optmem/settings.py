@@ -97,8 +97,7 @@ class Ranking(Section):
     update_overlap_plain: Annotated[float, AtLeast(0)] = 0.75  # … without a cue
     update_ratio_plain: Annotated[float, AtLeast(0)] = 0.8
     update_overlap_note: Annotated[float, AtLeast(0)] = 0.3  # … between two notes, for a question: of the older's match
-    update_ratio_note: Annotated[float, AtLeast(0)] = 0.3  # … its score share (the change said; asked for the past)
-    update_ratio_held: Annotated[float, AtLeast(0)] = 0.1  # … its score share, naming part of the older's match
+    update_ratio_note: Annotated[float, AtLeast(0)] = 0.3
     update_overlap_text: Annotated[float, AtLeast(0)] = 0.3  # … or of the older's own words, by rarity (0: off)
     update_said: bool = True  # … or, both found by a question, the newer says a change and puts a value for its value
     cjk_unigram: Annotated[float, AtLeast(0)] = 0.3  # weight of a Chinese query's single characters

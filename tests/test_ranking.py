@@ -1683,23 +1683,3 @@ def test_replaces_a_value_by_one_of_its_shape():
     assert not ranking.replaces(frozenset({"飞", "书"}), frozenset({"钉"}))  # Chinese characters: no shape
     assert not ranking.replaces(frozenset({"dailies"}), frozenset({"#2.75"}))
     assert not ranking.replaces(frozenset({"#8080", "#2"}), frozenset({"#8080"}))  # nothing of the older's replaced
-
-
-def test_a_terse_newer_note_of_the_older_s_subject_goes_above_however_little_it_scores():
-    """Between two notes a question found, the share of the older's subject the newer names decides,
-    not its score: "Her feet grew again - Maya needs a 13 now" names Maya, the rarest word of what
-    "Maya wears size 11 shoes" matched for "what shoe size should I buy for Maya?", and scores a sixth
-    of it (a terse note names its subject once) — it is the newer value all the same. A newer note
-    that holds only a common word of the older's match stays where relevance puts it."""
-    day = ranking.DAY
-    idfs = {"maya": 3.0, "shoe": 2.0, "size": 1.5}
-    old = ranking.Match("old", 0.0, 1, 6.0, frozenset({"maya", "shoe", "size"}), values=frozenset({"#11"}), note=True)
-    terse = ranking.Match("new", 40 * day, 1, 1.0, frozenset({"maya"}), values=frozenset({"#13"}), note=True)
-    s = Ranking()
-    assert [(p.at, p.over) for p in ranking.updates_first([old, terse], idfs, False, s)] == [(1, "old"), (0, None)]
-    # (a score share of 30 %, the rule before: the terse note stayed below)
-    before = s._replace(update_ratio_held=0.3)
-    assert [p.at for p in ranking.updates_first([old, terse], idfs, False, before)] == [0, 1]
-    # a common word of the older's match is no share of its subject
-    common = terse._replace(matched=frozenset({"size"}))
-    assert [p.at for p in ranking.updates_first([old, common], idfs, False, s)] == [0, 1]

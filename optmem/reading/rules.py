@@ -267,22 +267,6 @@ RULES: tuple[Rule, ...] = (
         " backend listens on port 9090”)",
     ),
     Rule(
-        "a terse newer note",
-        "update_ratio_held",
-        "0.3",
-        "between two notes a question found, the newer that names a third of what the older matched (by IDF)"
-        " and states a value the older does not goes above it though it scores a tenth of it, not 30 %: a terse"
-        " note names its subject once (“Her feet grew again - Maya needs a 13 now” after “Maya wears size 11"
-        " shoes”)",
-        "0 (turns)",
-        "0 (turns)",
-        "−0.005 (1 q: R@1 47.0 → 46.4, R@5 73.8 → 73.2; R@10 81.5 as before)",
-        "blind pairs current first 0 / 0 / 0 / +1.2 / 0 / +1.9 / 0 / +1.1 / +1.1 / +0.5 pts, old first as much"
-        " lower (sets 1–10; 2, 4, 6 not developed on: 0 / +1.2 / +1.9 — 5 questions, on 3, 5, 7 none), all in"
-        " Chinese; no question worse on the sets developed on; old in the top ten and past questions 0 on all"
-        " ten; update set 0 / 0 (direct load)",
-    ),
-    Rule(
         "a change said beside a value in its place",
         "update_said",
         "false",
