@@ -81,7 +81,10 @@ def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
             VERIFY: "verified",
             RELEASE: "released",  # from quarantine, by a person
         }.get(other.kind, "corrected")
-        if what == "released" and not release_honoured(other.origin, is_own(own, idx.file_of(other))):
+        if what == "released" and (
+            not release_honoured(other.origin, is_own(own, idx.file_of(other)))
+            or other.id.upper() in idx.vault.foreign_releases()
+        ):
             what = "release_ignored"  # (a line not a person's, or another clone's: it let nothing out here)
         event: dict[str, Any] = {
             "event": what,

@@ -92,6 +92,11 @@ def test_a_release_another_clones_file_brings_is_told_and_lets_nothing_out_here(
     _append_raw(one / "LOG.jsonl", other)
     theirs.parent.mkdir(parents=True, exist_ok=True)
     _append_raw(theirs, _release(other["id"], "J", "user"))
+    # … and one whose kind is written with a JSON escape (review 14: a byte filter let it by)
+    third = _held_redline() | {"id": "01M97M7Z4NFRKWNZVHBVH6NTFK", "text": INJECTION + " today"}
+    _append_raw(one / "LOG.jsonl", third)
+    with open(theirs, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(_release(third["id"], "M", "user")).replace('"release"', '"\\u0072elease"') + "\n")
     git(one, "add", "-A")
     git(one, "commit", "-qm", "optmem sync: by hand")
     git(one, "push", "-q")
@@ -99,10 +104,13 @@ def test_a_release_another_clones_file_brings_is_told_and_lets_nothing_out_here(
     came = sorted(report["releases_in"], key=lambda r: r["id"])
     assert came[0] == {"id": "01M97M7Z4NFRKWNZVHBVH6NTFE", "ref": redline["id"], "file": "LOG.jsonl", "origin": "user"}
     assert came[1]["ref"] == other["id"] and came[1]["file"] == str(theirs.relative_to(one))
-    assert report["into_own_folder"] == 1
+    assert report["into_own_folder"] == 2
     assert INJECTION not in om(two, "context")["text"]
-    for rid in (redline["id"], other["id"]):
-        assert om(two, "get", rid)["record"]["status"] == "held"
+    for rid in (redline["id"], other["id"], third["id"]):
+        got = om(two, "get", rid)
+        assert got["record"]["status"] == "held"
+        events = json.dumps(got["record"].get("events", []))
+        assert "release_ignored" in events and "released" not in events.replace("release_ignored", ""), events
     om(two, "reindex")  # (a rebuild decides the same: the note of what came into its folder is kept)
     assert om(two, "get", other["id"])["record"]["status"] == "held"
     # a person's release on one clone travels as a line, told — the other clone holds it still

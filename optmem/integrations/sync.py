@@ -210,16 +210,17 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
         _untrack_local(git, vault, {}, report, say)
         if report.merged:
             _note_foreign_releases(git, vault, [(str(b), str(t)) for b, t in (resumed or {}).get("spans", [])])
+    resumed_drop = False
     if report.merged:  # an interrupted sync's merge, done: what it brought back of a purge goes
         with vault.lock():
-            _drop_purged(git, vault, str(was), report, say)
+            resumed_drop = _drop_purged(git, vault, str(was), report, say)
     with vault.lock():  # merged since the last sync outside a sync (`git pull` by hand): what it brought back goes
         dropped = _drop_purged(git, vault, _last_synced(git, vault), report, say)
     conflicts_before = set(resumed["conflicts"]) if resumed else _conflict_names(vault)
     from optmem import follow, memory
 
     follow.follow_hot(vault)  # this clone's own edits of its hot files, journalled as its own before the merge
-    report.committed = _commit(git, vault, say) or dropped
+    report.committed = _commit(git, vault, say) or dropped or resumed_drop
     hot_before = memory.entries_now(vault)
     before = dict(resumed["before"]) if resumed else _sizes(vault)
     note = _Note(vault, resumed, before, conflicts_before)
@@ -512,10 +513,12 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
     if not paths:
         return
     git.run("rm", "--quiet", "--cached", "-r", "--ignore-unmatch", "--", *paths)
+    lost = []
     for path in paths:
         target = vault.root / path
         was = kept.get(path)
         if was is None:
+            lost += [path] if path.startswith(".clone/") and target.is_file() else []
             fsio.remove_file(target)
         else:
             with fsio.staged(target, was, within=vault.root):
@@ -523,7 +526,14 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
     report.untracked_local += [p for p in paths if p not in report.untracked_local]
     say(
         f"git tracked {len(paths)} file(s) of a clone's own folders ({', '.join(paths[:5])}): a commit carried them "
-        "(made by hand or crafted), and no clone's notes travel — taken out of git, this clone's own kept"
+        "(made by hand or crafted), and no clone's notes travel — taken out of git, "
+        + (
+            f"but a merge made outside optmem sync (git pull) had already written over {', '.join(lost)}: what this "
+            "clone kept there is gone (records it purged may come back — purge them again; `optmem doctor` tells "
+            "what else)"
+            if lost
+            else "this clone's own kept"
+        )
     )
     git.run("commit", "--quiet", "--no-verify", "-m", f"optmem sync: {report.writer}: untrack {', '.join(LOCAL)}")
 
@@ -538,9 +548,7 @@ def _note_foreign_releases(git: _Git, vault: Vault, spans: list[tuple[str, str]]
     logs = {name for name, path in vault.segments() if path.is_file() and name.startswith(own)}
     ids: list[bytes] = []
     for _, n, raw in _added(git, spans, own, logs) if logs else []:
-        if b'"release"' not in raw:
-            continue
-        try:
+        try:  # (every line parsed: a kind may be written with JSON escapes, "\u0072elease")
             rec = parse_line(raw.strip(), n, limit=None)
         except BadLine:
             continue
