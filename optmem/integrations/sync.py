@@ -518,7 +518,7 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
         target = vault.root / path
         was = kept.get(path)
         if was is None:
-            lost += [path] if path.startswith(".clone/") and target.is_file() else []
+            lost += [path] if path not in kept and path.startswith(".clone/") and target.is_file() else []
             fsio.remove_file(target)
         else:
             with fsio.staged(target, was, within=vault.root):
@@ -529,8 +529,8 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
         "(made by hand or crafted), and no clone's notes travel — taken out of git, "
         + (
             f"but a merge made outside optmem sync (git pull) had already written over {', '.join(lost)}: what this "
-            "clone kept there is gone (records it purged may come back — purge them again; `optmem doctor` tells "
-            "what else)"
+            "clone kept there, if anything, is gone (records it purged may come back — purge them again; "
+            "`optmem doctor` tells what else)"
             if lost
             else "this clone's own kept"
         )
