@@ -161,7 +161,11 @@ def _forge(vault_path: Path, text: str | None) -> str:
     if text is None:
         copy = first
     else:
-        copy = json.dumps({**json.loads(first), "text": text, "ts": "2026-12-07T09:00:00Z"})
+        import datetime as dt
+
+        was = json.loads(first)
+        later = dt.datetime.fromisoformat(was["ts"].replace("Z", "+00:00")) + dt.timedelta(minutes=1)
+        copy = json.dumps({**was, "text": text, "ts": later.strftime("%Y-%m-%dT%H:%M:%SZ")})  # (a minute after it)
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
         fh.write(copy + "\n")
     return json.loads(first)["id"]
