@@ -26,6 +26,7 @@ OWN = ".clone"  # this clone's own notes that cannot be rebuilt (`Vault.own`), n
 OWN_FILES = ("purged", "lost.jsonl")  # what `.clone/` holds (`optmem.lost`); an older optmem kept them in .cache/
 OWN_MOVED = "own-moved"  # in .cache/: `Vault.take_own_from_cache` has run (once)
 RELEASES = "releases"  # in .clone/: ids of the release lines this clone's own `optmem release` wrote
+RELEASES_STARTED = "releases-started"  # in .cache/: `Vault.start_release_list` has run (once)
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
 
@@ -390,7 +391,7 @@ class Vault:
         quarantine here (`quarantine.release_honoured`) — a line another clone wrote, whatever
         file a sync, a hand `git pull` or a fresh clone put it in, is kept and lets nothing out."""
         path = self.root / OWN / RELEASES
-        if not path.is_file():  # (read before the first lock has written it: what it will hold)
+        if not path.is_file():  # (none written yet; before the first lock, what it will hold)
             return frozenset(_honoured_before(self) if self.used_by_older() else ())
         data = fsio.read_bytes(path, within=self.root, limit=64 << 20) or b""
         return frozenset(line.strip().decode("ascii", "replace").upper() for line in data.split(b"\n") if line.strip())
@@ -404,27 +405,26 @@ class Vault:
 
     def used_by_older(self) -> bool:
         """Whether an older optmem (one that kept no `.clone/releases`) took the lock in this
-        clone: its `.cache/own-moved` mark is there (this optmem writes that mark only after the
-        list). An index alone says nothing: a reader builds one without the lock."""
-        return (self.cache_dir / OWN_MOVED).exists()
+        clone: its `.cache/own-moved` mark is there and this optmem's `.cache/releases-started`
+        is not (this optmem writes both at its first lock). An index alone says nothing: a reader
+        builds one without the lock."""
+        return (self.cache_dir / OWN_MOVED).exists() and not (self.cache_dir / RELEASES_STARTED).exists()
 
     def start_release_list(self) -> None:
-        """Write `.clone/releases` once, when it is missing (the caller holds the lock). In a
+        """Start `.clone/releases` once (the caller holds the lock; `.cache/releases-started`
+        says it ran: a command that writes nothing makes no `.clone/`). In a
         clone an older optmem used (`used_by_older`) it lists
         the releases that optmem honoured — a person's (`origin` user) in this clone's own log
         file (`layout.own_files`), not one a sync noted as another clone's
         (`.clone/foreign-releases`) — so nothing a person released before is held again. In a
-        fresh clone or a new vault it starts empty: a release line the clone came with is
-        another writer's."""
-        path = self.root / OWN / RELEASES
-        if path.exists():
+        fresh clone or a new vault it starts empty (no file): a release line the clone came with
+        is another writer's."""
+        marker = self.cache_dir / RELEASES_STARTED
+        if marker.exists() or (self.root / OWN / RELEASES).exists():
             return
-        ids: list[str] = []
         if self.used_by_older():
-            ids = _honoured_before(self)
-        fsio.append_lines(self.own(RELEASES), [i.encode("ascii", "replace") for i in ids], within=self.root)
-        if not path.exists():  # (no id to write: the list is made empty)
-            fsio.atomic_write(path, "", within=self.root)
+            self.list_releases(_honoured_before(self))
+        fsio.atomic_write(marker, "", within=self.root)
 
     def use_defaults(self) -> None:
         """Read with the built-in settings (doctor, when optmem.toml cannot be read)."""

@@ -245,6 +245,7 @@ def test_an_older_clone_keeps_what_a_person_released_and_a_fresh_one_starts_empt
     brought = _release(other, "Q", "user") | {"ts": "2026-12-07T08:00:00Z"}
     _append_raw(vault_path / "LOG.jsonl", brought)
     (vault_path / ".clone" / "releases").unlink()  # as an older optmem left it …
+    (vault_path / ".cache" / "releases-started").unlink()
     (vault_path / ".clone" / "foreign-releases").write_text(brought["id"] + "\n")  # … with its sync's note
     cli.json("reindex")
     assert sorted(_listed(vault_path)) == sorted(i.upper() for i in mine)
