@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from optmem import clock, fsio, layout, view
+from optmem import clock, fsio, view
 from optmem import text as textmod
 from optmem.errors import Unwritable
 from optmem.ingest import (
@@ -1125,8 +1125,7 @@ class Index:
         if not _view_ok(self.vault, meta) or meta.get("schema") != SCHEMA:
             raise NeedsRebuild()
         # (nothing to do: returns at once)
-        own, foreign = layout.own_files(self.vault.root), self.vault.foreign_releases
-        new = consume(self.conn, self.vault.segments(), meta, progress, own=own, foreign=foreign)
+        new = consume(self.conn, self.vault.segments(), meta, progress, released=self.vault.own_releases)
         if new:  # what the log holds, kept where deleting .cache/ cannot take it (`lost.note_held`)
             from optmem import lost
 
@@ -1276,8 +1275,7 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
     size = sum(LogState.read(path).size for _, path in segments)
     deferred: list[Record] = []
     workers = max(2, os.cpu_count() or 1) if size >= parallel_min_bytes else 0
-    own = layout.own_files(vault.root)
-    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, own=own, foreign=vault.foreign_releases)
+    consume(conn, segments, {"schema": SCHEMA}, progress, deferred, workers, released=vault.own_releases)
     count_terms(conn)
     conn.executescript(POST_DDL)
     with conn:

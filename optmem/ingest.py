@@ -21,8 +21,6 @@ from pathlib import Path
 from optmem import dates, fsio, view
 from optmem import text as textmod
 from optmem.clock import to_epoch
-from optmem.layout import LOG as LOG_NAME
-from optmem.layout import is_own
 from optmem.quarantine import may_replace, release_honoured, secondhand
 from optmem.reading.cues import says_change
 from optmem.record import (
@@ -194,14 +192,13 @@ def prepare_rows(
     seg: int = 0,
     hashed: int = 0,
     limit: int = READ_BYTES,
-    own: bool = True,
-    foreign: frozenset[str] = frozenset(),
+    released: frozenset[str] = frozenset(),
 ) -> _Prepared:
     """Parse, fold, tokenise and fingerprint a batch of lines of segment `seg` (whose name hashes
     to `hashed`: `file_hash`) (pure: no I/O, no database). `limit`: the read bound (`READ_BYTES`: a
-    line over a record's bounds is a bad line, as one that does not parse). `own`: whether the
-    segment is this clone's own file — a `release` line acts only there, and only a person's
-    (`quarantine.release_honoured`), unless a sync brought it there (its id in `foreign`)."""
+    line over a record's bounds is a bad line, as one that does not parse). `released`: the
+    ids (upper case) of the release lines this clone wrote — a `release` line acts only if it is
+    one of them, and a person's (`quarantine.release_honoured`)."""
     out = _Prepared([], [], [], [], [], [], [], 0, 0, 0, 0)
     docs = tokens = squares = turns = 0
     fold = textmod.fold
@@ -270,7 +267,7 @@ def prepare_rows(
         out.rec_rows.append(line_values(row))
         if tags:
             out.tag_rows.extend((t, n) for t in tags)
-        if rec.kind == view.RELEASES and not release_honoured(rec.origin, own and rec.id.upper() not in foreign):
+        if rec.kind == view.RELEASES and not release_honoured(rec.origin, rec.id.upper() in released):
             pass  # (stored, read, listed; it lets nothing out of quarantine here)
         elif key or ((rec.corrects or rec.ref) and view.links(rec.kind, rec.corrects, rec.ref)):
             out.linked.append(rec._replace(line=n))  # (`link` knows a record by its index key)
@@ -487,8 +484,7 @@ def consume(
     deferred: list[Record] | None = None,
     workers: int = 0,
     limit: int = READ_BYTES,
-    own: str | None = LOG_NAME,
-    foreign: Callable[[], frozenset[str]] | None = None,
+    released: Callable[[], frozenset[str]] | None = None,
 ) -> list[str]:
     """Index the lines every segment gained since the index read it, then store the new sync
     state (`to_read` says which; NeedsRebuild when one was rewritten). Returns the ids of the
@@ -499,20 +495,16 @@ def consume(
     linked at once (a from-scratch build links them after its look-up indexes exist). With
     `workers`, batches are prepared in that many forked processes while this one inserts.
     `limit`: the size bound a line must keep to be a record (`READ_BYTES`, whatever the vault's
-    `[limits] record_bytes`: that setting bounds writes, never which stored lines are read). `own`: the
-    name (or folder, ending in /) of this clone's own log files (`layout.own_files`; None: none) —
-    a release acts only from there, and not one a sync brought there (`foreign`: their ids, read
-    when there are lines to index — `Vault.foreign_releases`). (Read as the lines are: a clone
-    whose writer id changes reads the releases of its new folder as its own from then on, and all
-    of them so after a reindex;
-    `optmem segment` releases again in the writer's folder what LOG.jsonl released.)
+    `[limits] record_bytes`: that setting bounds writes, never which stored lines are read). `released`: the
+    ids of the release lines this clone wrote (`Vault.own_releases`, read when there are lines to
+    index; None: none) — only those let a record out of quarantine, whatever file they are in.
     """
     todo = to_read(segments, meta)
     if not todo:
         return []
     known = known_segments(meta)
     kept: list[str] = []
-    brought = foreign() if foreign is not None else frozenset()
+    listed = released() if released is not None else frozenset()
     count = int(meta.get("lines", "0"))
     totals = [int(meta.get(k, "0")) for k in ("docs", "tokens", "squares", "turns")]
     places = _Places(conn, empty=count == 0)
@@ -525,8 +517,7 @@ def consume(
             start = int(seen.get("done", 0))
             lines = int(seen.get("lines", 0))
             reader = _Reader(path, start, state.size, lines, bool(seen.get("open_end")))
-            mine = is_own(own, name)
-            prepare = partial(prepare_rows, seg=sid, hashed=file_hash(name), limit=limit, own=mine, foreign=brought)
+            prepare = partial(prepare_rows, seg=sid, hashed=file_hash(name), limit=limit, released=listed)
             batches = pool.imap(prepare, reader.batches()) if pool else map(prepare, reader.batches())
             for prep in batches:
                 _store(conn, prep, totals, deferred, places)

@@ -66,7 +66,7 @@ def own_files(root: Path) -> str | None:
     """The log files this clone writes, as a segment's name or the folder (ending in /) its
     names start with: LOG.jsonl in a vault not split, this writer's folder in one that is — None
     while this clone has no writer id (it wrote nothing there). Read only: no writer id is made
-    (a reader's index honours what this clone wrote: `quarantine.release_honoured`)."""
+    (what an older optmem honoured as this clone's releases: `vault._honoured_before`)."""
     if not segmented(root):
         return LOG
     name = os.environ.get("OPTMEM_WRITER") or _listed().get(_place(root))

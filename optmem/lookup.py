@@ -57,12 +57,11 @@ def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
     confirmed, verified (with its note), released from quarantine (or `release_ignored`: a release
     line not a person's, or another clone's, which lets nothing out here), forgotten, restored,
     corrected — each with the line's id
-    and time."""
-    from optmem.layout import is_own, own_files
+    and time. (A release acts only if this clone wrote it: `Vault.own_releases`.)"""
     from optmem.quarantine import release_honoured
 
     out: list[dict[str, Any]] = []
-    own = own_files(idx.vault.root)
+    listed = idx.vault.own_releases()
     for other in sorted(
         [
             *idx.rows(
@@ -81,10 +80,7 @@ def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
             VERIFY: "verified",
             RELEASE: "released",  # from quarantine, by a person
         }.get(other.kind, "corrected")
-        if what == "released" and (
-            not release_honoured(other.origin, is_own(own, idx.file_of(other)))
-            or other.id.upper() in idx.vault.foreign_releases()
-        ):
+        if what == "released" and not release_honoured(other.origin, other.id.upper() in listed):
             what = "release_ignored"  # (a line not a person's, or another clone's: it let nothing out here)
         event: dict[str, Any] = {
             "event": what,

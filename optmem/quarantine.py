@@ -116,14 +116,15 @@ def may_replace(writer: str | None, target: str | None) -> bool:
     return not (secondhand(writer) and not secondhand(target))
 
 
-def release_honoured(origin: str | None, own: bool) -> bool:
+def release_honoured(origin: str | None, listed: bool) -> bool:
     """Whether a `release` line in the log lets its record out of quarantine: only a person's
-    (`origin` user), written on this clone (`own`: in this clone's own log file — LOG.jsonl in a
-    vault not split, its writer's folder in one that is). A release line an import, an agent, a
-    tool or a hand-typed line wrote, or one another clone's file brings by sync (whoever it says
-    wrote it: any clone can write any words into its own file), is kept as a line and lets
-    nothing out here — a person here releases the record (`optmem release`)."""
-    return own and origin == "user"
+    (`origin` user) that this clone's own `optmem release` wrote (`listed`: its id is in
+    `.clone/releases`, `Vault.own_releases` — a positive list, whatever file the line is in). A
+    release line an import, an agent, a tool or a hand-typed line wrote, or one another clone
+    wrote (brought by a sync, a hand `git pull` or a fresh clone, into whatever file: any clone
+    can write any words into its own file), is kept as a line and lets nothing out here — a
+    person here releases the record (`optmem release`)."""
+    return listed and origin == "user"
 
 
 def found_in(origin: str, day: str) -> str:

@@ -340,7 +340,9 @@ def release(vault: Vault, ref: str, *, source: str | None = None, origin: str | 
                 code="not_held",
                 id=row.id,
             )
-        return log.about(row, moment, RELEASE, source=source, origin=origin)
+        line = log.about(row, moment, RELEASE, source=source, origin=origin)
+        vault.list_releases([line.id])  # (under the lock, before the line: `Vault.own_releases`)
+        return line
 
     row, line = log.write_about(vault, ref, releasing)
     return Released("released", row.id, line.id) if line else Released("already_released", row.id, None)

@@ -43,10 +43,11 @@ class Segmented(NamedTuple):
 def segment(vault: Vault, writer: str | None = None) -> Segmented:
     """Give the vault one log file per writer (or set this clone's writer id in one that has it).
     LOG.jsonl is not changed — not a byte, so not a record: it is read as the oldest part of the
-    log, and nothing appends to it again. A release from quarantine acts only from this clone's
-    own file (`quarantine.release_honoured`), which is now its writer's folder: each record a
-    person released in LOG.jsonl is released again there (a line of this writer's, `source`
-    segment), so splitting the log holds nothing that was let out."""
+    log, and nothing appends to it again. A release from quarantine acts only if this clone wrote
+    it (`Vault.own_releases`): each record released in LOG.jsonl by a release on that list
+    (the index's `released`) is released again in the writer's folder (a line of this writer's,
+    `source` segment, put on the list too), so splitting the log holds nothing that was let out
+    and lets out nothing another clone released."""
     if writer is not None:
         layout.check_writer(writer)
     vault.require()
@@ -82,6 +83,8 @@ def _release_again(vault: Vault, ids: list[str]) -> None:
     from optmem.record import RELEASE
 
     def again(idx: Index, rows: list[Row], moment: datetime) -> list[Record]:
-        return [log.about(row, moment, RELEASE, source="segment", origin="user") for row in rows]
+        lines = [log.about(row, moment, RELEASE, source="segment", origin="user") for row in rows]
+        vault.list_releases([line.id for line in lines])  # (this clone's own, as `optmem release`'s)
+        return lines
 
     log.write_about_all(vault, ids, again)

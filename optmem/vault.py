@@ -25,7 +25,8 @@ CACHE = ".cache"
 OWN = ".clone"  # this clone's own notes that cannot be rebuilt (`Vault.own`), never committed
 OWN_FILES = ("purged", "lost.jsonl")  # what `.clone/` holds (`optmem.lost`); an older optmem kept them in .cache/
 OWN_MOVED = "own-moved"  # in .cache/: `Vault.take_own_from_cache` has run (once)
-FOREIGN = "foreign-releases"  # in .clone/: ids of release lines a sync brought into this clone's own folder
+RELEASES = "releases"  # in .clone/: ids of the release lines this clone's own `optmem release` wrote
+RELEASES_STARTED = "releases-started"  # in .cache/: `Vault.start_release_list` has run (once)
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
 
@@ -384,15 +385,46 @@ class Vault:
             fsio.remove_file(old)
         fsio.atomic_write(marker, "", within=self.root)
 
-    def foreign_releases(self) -> frozenset[str]:
-        """The ids (upper case) of the `release` lines a sync brought into this clone's own folder
-        (`.clone/foreign-releases`): written on another clone whatever file they are in, they let
-        nothing out of quarantine here (`quarantine.release_honoured`)."""
-        path = self.root / OWN / FOREIGN
-        if not path.is_file():
-            return frozenset()
-        data = fsio.read_bytes(path, within=self.root) or b""
+    def own_releases(self) -> frozenset[str]:
+        """The ids (upper case) of the `release` lines this clone's own `optmem release` (or
+        `segment`'s release again) wrote (`.clone/releases`): only these let a record out of
+        quarantine here (`quarantine.release_honoured`) — a line another clone wrote, whatever
+        file a sync, a hand `git pull` or a fresh clone put it in, is kept and lets nothing out."""
+        path = self.root / OWN / RELEASES
+        if not path.is_file():  # (none written yet; before the first lock, what it will hold)
+            return frozenset(_honoured_before(self) if self.used_by_older() else ())
+        data = fsio.read_bytes(path, within=self.root, limit=64 << 20) or b""
         return frozenset(line.strip().decode("ascii", "replace").upper() for line in data.split(b"\n") if line.strip())
+
+    def list_releases(self, ids: list[str]) -> None:
+        """Put the ids of release lines this clone is writing on its list (`own_releases`), before
+        the lines are appended (the caller holds the vault lock): cut short between the two, an id
+        with no line lets nothing out."""
+        if ids:
+            fsio.append_lines(self.own(RELEASES), [i.upper().encode("ascii", "replace") for i in ids], within=self.root)
+
+    def used_by_older(self) -> bool:
+        """Whether an older optmem (one that kept no `.clone/releases`) took the lock in this
+        clone: its `.cache/own-moved` mark is there and this optmem's `.cache/releases-started`
+        is not (this optmem writes both at its first lock). An index alone says nothing: a reader
+        builds one without the lock."""
+        return (self.cache_dir / OWN_MOVED).exists() and not (self.cache_dir / RELEASES_STARTED).exists()
+
+    def start_release_list(self) -> None:
+        """Start `.clone/releases` once (the caller holds the lock; `.cache/releases-started`
+        says it ran: a command that writes nothing makes no `.clone/`). In a
+        clone an older optmem used (`used_by_older`) it lists
+        the releases that optmem honoured — a person's (`origin` user) in this clone's own log
+        file (`layout.own_files`), not one a sync noted as another clone's
+        (`.clone/foreign-releases`) — so nothing a person released before is held again. In a
+        fresh clone or a new vault it starts empty (no file): a release line the clone came with
+        is another writer's."""
+        marker = self.cache_dir / RELEASES_STARTED
+        if marker.exists() or (self.root / OWN / RELEASES).exists():
+            return
+        if self.used_by_older():
+            self.list_releases(_honoured_before(self))
+        fsio.atomic_write(marker, "", within=self.root)
 
     def use_defaults(self) -> None:
         """Read with the built-in settings (doctor, when optmem.toml cannot be read)."""
@@ -429,10 +461,35 @@ class Vault:
             self._lock_depth, self._lock_owner = 1, get_ident()
             try:  # (a first step that fails leaves the vault unlocked: it never believes it holds the lock)
                 self.clean_temporaries()
+                self.start_release_list()  # (before `take_own_from_cache` marks a clone an older optmem used)
                 self.take_own_from_cache()
                 yield
             finally:
                 self._lock_depth, self._lock_owner = 0, 0
+
+
+def _honoured_before(vault: Vault) -> list[str]:
+    """The ids (upper case) of the release lines an older optmem let act in this clone: a
+    person's, in this clone's own log files, and not noted as brought by a sync."""
+    from optmem.record import RELEASE, BadLine, parse_line
+
+    own = layout.own_files(vault.root)
+    brought_path = vault.root / OWN / "foreign-releases"  # (what an older sync noted)
+    brought = (fsio.read_bytes(brought_path, within=vault.root) or b"") if brought_path.is_file() else b""
+    foreign = {line.strip().decode("ascii", "replace").upper() for line in brought.split(b"\n") if line.strip()}
+    ids: list[str] = []
+    for name, path in vault.segments():
+        if not layout.is_own(own, name) or not path.is_file():
+            continue
+        with open(path, "rb") as fh:
+            for n, (raw, _) in enumerate(fsio.lines(fh), 1):
+                try:
+                    rec = parse_line(raw.strip(), n, limit=None) if raw.strip() else None
+                except BadLine:
+                    continue
+                if rec is not None and rec.kind == RELEASE and rec.origin == "user" and rec.id.upper() not in foreign:
+                    ids.append(rec.id.upper())
+    return ids
 
 
 def older_own(vault: Vault) -> list[str]:

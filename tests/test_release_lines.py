@@ -148,3 +148,114 @@ def test_an_export_line_that_says_it_is_held_is_scanned_as_any_line_and_stays_he
     assert refused["line"] == 3 and refused["code"] == "unsafe_content", refused
     assert "AKIAZ7Q3" not in (vault_path / "LOG.jsonl").read_text()
     assert cli.json("get", HELD_ID)["record"]["status"] == "held"
+
+
+def _listed(vault_path: Path) -> list[str]:
+    path = vault_path / ".clone" / "releases"
+    return path.read_text("ascii").split() if path.exists() else []
+
+
+@pytest.mark.long
+def test_a_release_a_hand_git_pull_brings_into_this_clones_folder_lets_nothing_out(tmp_path):
+    """Review 14 #2 (a): no sync ran, so nothing noted the pulled line as another clone's — it is
+    not on this clone's own list (`.clone/releases`), so it acts no more than one a sync brings."""
+    from test_git import git
+    from test_sync import om, pair, sync
+
+    one, two = pair(tmp_path)
+    om(one, "append", "one: a record")
+    sync(one), sync(two), sync(one)
+    held = om(two, "append", INJECTION)["id"]
+    sync(two), sync(one)
+    assert om(one, "get", held)["record"]["status"] == "held"
+    # on one, by hand: a release that says a person made it, put into two's own folder
+    theirs = one / "log" / om(two, "segment")["writer"] / "2026-12.jsonl"
+    theirs.parent.mkdir(parents=True, exist_ok=True)
+    _append_raw(theirs, _release(held, "P", "user") | {"ts": "2026-12-07T08:00:00Z"})
+    git(one, "add", "-A")
+    git(one, "commit", "-qm", "by hand")
+    git(one, "push", "-q")
+    git(two, "pull", "-q", "--no-rebase")  # (by hand: no sync sees it come)
+    got = om(two, "get", held)["record"]
+    assert got["status"] == "held", got
+    assert [e["event"] for e in got["events"]] == ["release_ignored"]
+    assert INJECTION not in om(two, "context")["text"]
+    om(two, "reindex")
+    assert om(two, "get", held)["record"]["status"] == "held"
+    # a person's release here acts, and keeps acting after a rebuild
+    assert om(two, "release", held, "--origin", "user")["status"] == "released"
+    om(two, "reindex")
+    assert om(two, "get", held)["record"]["status"] == "current"
+
+
+@pytest.mark.long
+def test_a_fresh_clone_of_a_vault_never_split_holds_what_another_clone_released(tmp_path):
+    """Review 14 #2 (b), (c): the release in LOG.jsonl is the first clone's; a fresh clone reads
+    it as a line and lets nothing out, nor does its `segment` release the record again."""
+    from test_git import git
+    from test_sync import om
+
+    one = tmp_path / "one"
+    one.mkdir()
+    git(one, "init", "-q", "-b", "main")
+    om(one, "init")
+    held = om(one, "append", INJECTION)["id"]
+    assert om(one, "release", held, "--origin", "user")["status"] == "released"
+    assert om(one, "get", held)["record"]["status"] == "current"
+    git(one, "add", "-A")
+    git(one, "commit", "-qm", "a vault never split")
+    two = tmp_path / "two"
+    git(tmp_path, "clone", "-q", str(one), str(two))
+    got = om(two, "get", held)["record"]
+    assert got["status"] == "held", got
+    assert [e["event"] for e in got["events"]] == ["release_ignored"]
+    assert INJECTION not in om(two, "context")["text"]
+    om(two, "segment")  # (c): no release of this clone's to give again
+    assert not list((two / "log").glob("*/????-??.jsonl"))
+    assert om(two, "get", held)["record"]["status"] == "held"
+    # the first clone's own release still acts there, after a rebuild and a split too
+    om(one, "reindex")
+    assert om(one, "get", held)["record"]["status"] == "current"
+    om(one, "segment")
+    om(one, "reindex")
+    assert om(one, "get", held)["record"]["status"] == "current"
+
+
+def test_a_release_is_listed_as_this_clones_own_and_acts_only_listed(cli, vault, vault_path):
+    rid = cli.json("append", INJECTION)["id"]
+    done = cli.json("release", rid, "--origin", "user")
+    line = [r for r in log_lines(vault_path) if r.get("kind") == "release"]
+    assert [r["id"] for r in line] == [done["release"]]
+    assert _listed(vault_path) == [line[0]["id"].upper()]
+    cli.json("segment")
+    again = [json.loads(x) for f in (vault_path / "log").glob("*/????-??.jsonl") for x in f.read_text().splitlines()]
+    assert _listed(vault_path) == [line[0]["id"].upper(), again[0]["id"].upper()]
+    (vault_path / ".clone" / "releases").write_text("")  # (a list lost: its releases act no more)
+    cli.json("reindex")
+    assert cli.json("get", rid)["record"]["status"] == "held"
+
+
+def test_an_older_clone_keeps_what_a_person_released_and_a_fresh_one_starts_empty(cli, vault, vault_path):
+    """A vault an older optmem used (no `.clone/releases`): the first lock lists the releases it
+    honoured — a person's in this clone's own file, not one an older sync noted as brought."""
+    rid = cli.json("append", INJECTION)["id"]
+    other = cli.json("append", INJECTION + " now")["id"]
+    cli.json("release", rid, "--origin", "user")
+    mine = [r["id"] for r in log_lines(vault_path) if r.get("kind") == "release"]
+    brought = _release(other, "Q", "user") | {"ts": "2026-12-07T08:00:00Z"}
+    _append_raw(vault_path / "LOG.jsonl", brought)
+    (vault_path / ".clone" / "releases").unlink()  # as an older optmem left it …
+    (vault_path / ".cache" / "releases-started").unlink()
+    (vault_path / ".clone" / "foreign-releases").write_text(brought["id"] + "\n")  # … with its sync's note
+    cli.json("reindex")
+    assert sorted(_listed(vault_path)) == sorted(i.upper() for i in mine)
+    assert cli.json("get", rid)["record"]["status"] == "current"
+    assert cli.json("get", other)["record"]["status"] == "held"
+    # a clone no optmem used here yet (no index, no mark in .cache/): nothing it came with is its own
+    (vault_path / ".clone" / "releases").unlink()
+    import shutil
+
+    shutil.rmtree(vault_path / ".cache")
+    cli.json("reindex")
+    assert _listed(vault_path) == []
+    assert cli.json("get", rid)["record"]["status"] == "held"

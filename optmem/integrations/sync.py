@@ -208,8 +208,6 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     report.merged = isinstance(was, str) and git.head() != was
     with vault.lock():  # (a clone or a pull may have brought such files too)
         _untrack_local(git, vault, {}, report, say)
-        if report.merged:
-            _note_foreign_releases(git, vault, [(str(b), str(t)) for b, t in (resumed or {}).get("spans", [])])
     resumed_drop = False
     if report.merged:  # an interrupted sync's merge, done: what it brought back of a purge goes
         with vault.lock():
@@ -242,7 +240,6 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
                     kept = _keep_local(git, vault, remote_ref)
                     _merge(git, remote_ref, report, note)
                     _untrack_local(git, vault, kept, report, say)  # (before any purge mark is read)
-                    _note_foreign_releases(git, vault, note.spans)  # (before any index reads them)
                     _drop_purged(git, vault, was, report, say)
                 report.merged = True
         if exists and git.head() == git.out("rev-parse", remote_ref):
@@ -536,26 +533,6 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
         )
     )
     git.run("commit", "--quiet", "--no-verify", "-m", f"optmem sync: {report.writer}: untrack {', '.join(LOCAL)}")
-
-
-def _note_foreign_releases(git: _Git, vault: Vault, spans: list[tuple[str, str]]) -> None:
-    """The `release` lines the merged commits put into this clone's own folder, noted in
-    `.clone/foreign-releases` before any index reads them: written on another clone, they let
-    nothing out here (`Vault.foreign_releases`); `_after_merge` reports them with the rest."""
-    from optmem.vault import FOREIGN
-
-    own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
-    logs = {name for name, path in vault.segments() if path.is_file() and name.startswith(own)}
-    ids: list[bytes] = []
-    for _, n, raw in _added(git, spans, own, logs) if logs else []:
-        try:  # (every line parsed: a kind may be written with JSON escapes, "\u0072elease")
-            rec = parse_line(raw.strip(), n, limit=None)
-        except BadLine:
-            continue
-        if rec.kind == RELEASE:
-            ids.append(rec.id.upper().encode("ascii", "replace"))
-    if ids:
-        fsio.append_lines(vault.own(FOREIGN), ids, within=vault.root)
 
 
 def _drop_purged(git: _Git, vault: Vault, was: str, report: SyncReport, say: Say) -> bool:
