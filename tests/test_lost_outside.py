@@ -21,6 +21,17 @@ def write_back(path: Path, data: bytes, *, in_place: bool) -> None:
     os.replace(tmp, path)
 
 
+def _an_older_copy_saved_over_the_log(cli, vault_path) -> None:
+    """An editor saves an older copy of LOG.jsonl over a record an agent appended meanwhile; the
+    next search says a record left the log."""
+    cli.json("search", "staging")
+    log = vault_path / "LOG.jsonl"
+    copy = log.read_bytes()
+    cli.json("append", "an agent record while the script ran")
+    write_back(log, copy, in_place=False)
+    assert "left the log" in cli("search", "staging").stderr
+
+
 def test_records_an_outside_rewrite_drops_from_the_log_are_reported(cli, vault_path):
     for text in ("deploys run from the ci box", "the staging db is db-stage-2"):
         cli.json("append", text)
@@ -87,12 +98,7 @@ def test_the_notes_of_what_went_survive_deleting_the_cache(cli, vault_path):
 
     for text in ("deploys run from the ci box", "the staging db is db-stage-2"):
         cli.json("append", text)
-    cli.json("search", "staging")
-    log = vault_path / "LOG.jsonl"
-    copy = log.read_bytes()
-    cli.json("append", "an agent record while the script ran")
-    write_back(log, copy, in_place=False)
-    assert "left the log" in cli("search", "staging").stderr
+    _an_older_copy_saved_over_the_log(cli, vault_path)
     shutil.rmtree(vault_path / ".cache")
     report = cli.json("doctor", code=1)
     assert [p for p in report["problems"] if p["code"] == "records_gone"], report
@@ -128,12 +134,7 @@ def test_what_an_older_optmem_kept_in_the_cache_moves_to_the_clone_folder(cli, v
     purged = cli.json("append", "my phone is 138-0000-1111")["id"]
     cli.json("append", "the staging db is db-stage-2")
     cli.json("purge", "--origin", "user", purged, "--yes")
-    cli.json("search", "staging")
-    log = vault_path / "LOG.jsonl"
-    copy = log.read_bytes()
-    cli.json("append", "an agent record while the script ran")
-    write_back(log, copy, in_place=False)
-    assert "left the log" in cli("search", "staging").stderr
+    _an_older_copy_saved_over_the_log(cli, vault_path)
     own, cache = vault_path / ".clone", vault_path / ".cache"
     for name in ("purged", "lost.jsonl"):  # the layout of the older optmem
         (own / name).replace(cache / name)
