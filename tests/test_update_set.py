@@ -1,9 +1,10 @@
-"""The knowledge-update set in bench/updates/: its shape only (no CLI runs, no ranking figures)."""
+"""The knowledge-update set in bench/updates/: its shape, and how the bench loads it (no ranking figures)."""
 
 from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -96,3 +97,28 @@ def test_each_half_is_one_store_in_time_order(bench: ModuleType, cases: list[dic
             when = dict(mine)
             assert when["old"] < when["new"] < q["now"]
             assert all(t < q["now"] for _, t in mine) and len(mine) >= 3
+
+
+def test_a_write_the_store_refuses_is_counted_and_the_load_goes_on(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading through the CLI: a note holding a password is refused by `append` (a user could not store
+    it either); the bench counts it, marks its record missing and loads the rest instead of stopping."""
+    import sys
+
+    py = shlex.quote(sys.executable)
+    records = [
+        {"ts": "2026-03-01T09:00:00Z", "text": "The home router sits in the hallway cupboard."},
+        {"ts": "2026-03-02T09:00:00Z", "text": "家里 WiFi 密码 88886666。"},
+        {"ts": "2026-03-03T09:00:00Z", "text": "The router was moved to the study."},
+    ]
+    saw: list[str] = []
+    monkeypatch.setattr(bench, "INIT_CMD", f"{py} -m optmem --vault {{vault}} init")
+    stats = bench.load_vault(
+        tmp_path / "v", records, "cli", f"{py} -m optmem --vault {{vault}} append {{text}} --json", saw.append
+    )
+    assert stats["refused"] == 1 and stats["status"] == {"stored": 2}
+    assert records[1]["id"].startswith("(refused") and all(len(r["id"]) > 8 for r in records)
+    stored = (tmp_path / "v" / "LOG.jsonl").read_text(encoding="utf-8")
+    assert "hallway" in stored and "study" in stored and "88886666" not in stored
+    assert any("refused (unsafe_content)" in line for line in saw)
