@@ -36,6 +36,7 @@ _QUOTED = (
     r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\"\n]{3,300}[“”\"]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
     r"|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){3,300}'(?!\w)"
 )
+_OWN_PROMPT = r"(?i)\b(?:my|our|mein\w*|unser\w*|mon|notre|mi|nuestr\w*|i|we|draft)\b|我|草稿|私の|내 "  # (a system prompt)
 _SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: code in backticks is run, not said)
 
 
@@ -61,8 +62,10 @@ def find(text: str, *, tool: bool = False) -> str | None:
         )  # (distinct words of three letters or more; two Chinese, Japanese or Korean syllables a word)
         around = {h.concept for h in languages.words(" ".join(outside.casefold().split()))}  # (decode: it uses them)
         reported = not around.isdisjoint({"meta", "reported"})  # (a note about an attack: eight words will do)
-        spoken_of = phrasing or reported or not languages.shaped(" ".join(re.findall(quotes, text)))
-        if outside != text and said >= 12 - 4 * reported and spoken_of and "decode" not in around:
+        head = text[: m.start()] if (m := re.search(quotes, text)) else ""  # (the writer's own prompt: four will do)
+        own = re.search(_OWN_PROMPT, head[-120:]) and re.search(r"(?i)prompt|提示|プロンプト", head[-120:])
+        spoken_of = phrasing or reported or own or not languages.shaped(" ".join(re.findall(quotes, text)))
+        if outside != text and said >= 12 - 4 * reported - 8 * bool(own) and spoken_of and "decode" not in around:
             return None if _find(outside, 0, tool) is None else rule
     return rule
 
