@@ -513,10 +513,7 @@ ORIGIN = (
     ("origin_moves_money", ("account", "alter|act|show|vendor|unconfirmed|conceal|reader|named|agent|" + _ASKS)),
     ("origin_disables_check", ("disarm|unchecked|lifted", _ASKS + "|act|safeguard|user|destination|goods")),
     ("origin_standing_order", ("remember|standing|trusted|asked", "alter|claim|destination|conceal|dismiss|user|obey")),
-    (
-        "origin_standing_order",
-        ("if", "user", _ASKED + "|goods|credential|disarm|account"),
-    ),  # (if the user says …, do …)
+    ("origin_standing_order", ("if", "user", _ASKED + "|goods|credential|disarm|account")),  # (if the user says …, do)
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
 SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findings of words, which a note may quote
@@ -600,12 +597,11 @@ _CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\
 _HEADING = r"(?:\w{0,3}|[^\W\u3040-\u9fff]{0,8})(?P<on>(?: [\w-]+){0,3}?)\s*(?:\([^)]{0,40}\)\s*)?([,:\]])"  # (for: …, [for …])
 _MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
 _SENTENCE = r"[.;!?。；！？](?:\s|$)|[；。！？]"  # (the end of a sentence)
-_PROMPT_FOR = r"|prompt(?: [\w']+){0,3}? (?:for|of) (?:the |an? |our )?(?:[\w-]+ ){0,3}$"  # (a prompt written for the HR bot: …)
-_THING = r" (?:token|prompt|config\w*|platform|framework|sdk|api|setting|setup|log|account|user)s?\b|的?(?:系统提示|提示词)"  # (an AI's word as a noun's: bot tokens)
+_PROMPT_FOR = r"|prompt(?: [\w']+){0,3}? (?:for|of) (?:the |an? |our )?(?:[\w-]+ ){0,3}$"  # (for the HR bot: …)
+_THING = r"\w (?:token|prompt|config\w*|platform|framework|sdk|api|setting|setup|log|account|user)s?\b|\w的?(?:系统提示|提示词)"
 _OWNED = {  # a person's assistant, not an AI spoken to: my assistant, the user's, 用户的助理; my writing assistant: …
     "reader": r"(?:my |'s |s' |[户我他她]的)$" + _PROMPT_FOR,
     "agent": r"(?<!\w)(?:my|our|mein\w*|mon|ma|mi|meu|minha|мой|моя)(?: [\w-]+){0,2} ?$|我[的给]$" + _PROMPT_FOR,
-    "ai": _PROMPT_FOR[1:],
     "pubkey": r"(?:(?<!\w)(?:my|our|mein\w*|unser\w*|mon|notre|mi|nuestr\w*)(?!\w)|我|私の|내 )[^.;!?。\n]{0,80}?(?:key|schlüssel|clé|clave|公钥|公開鍵|키)[^.;!?。\n]{0,100}$",
 }
 _FOR = r"(?<!\w)(?:to|for|für|an|pour|à|au|aux|para|per|pro|pre|za|dla|для|до|voor|för|till|til|untuk|için|cho|kwa|all|any|every)(?!\w)|给|对|致|ถึง|ל"
@@ -654,7 +650,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
     hits = [h for h in hits if not re.search(_OWNED.get(h.concept, "(?!)"), spoken[max(0, h.start - 160) : h.start])]
-    hits = [h for h in hits if h.concept not in ("reader", "agent", "ai", "toreader") or not (spoken[h.end - 1].isalnum() and re.match(_THING, spoken[h.end :]))]
+    hits = [h for h in hits if h.concept not in ("reader", "agent") or not re.match(_THING, spoken[h.end - 1 :])]
     off = {h.start for h in hits if h.concept == "disarm"}  # (自动关闭: a manner, closes by itself — no standing order)
     hits = [h for h in hits if h.concept != "standing" or not off & {h.end, h.end + 1}]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
