@@ -380,7 +380,8 @@ any confirm confirm approval permission ask~again escalat 确认 批准 许可 �
 any without without~ no~need needn't sin~ sans~ ohne~ senza~ sem~ без~ bez~ tanpa~ zonder~ بدون~ بغیر دون~ बिना~ bila~ 없이 无需 无须 未经 不需要 不用 不必 不要 gerek~yok দরকার không~cần uden~ utan~ ilman~ nélkül
 any alarm security~warning security~alert security~email security~message security~notice alerts warnings failing~test failed~test vulnerabilit cve~ cves critical~finding sign-in~alert login~alert new~sign-in unknown~device it-alerts security@ 告警 报警 漏洞 安全提醒 登录提醒 异常登录 アラート 脆弱性 경고 취약점 предупреждени уязвимост alerta advertencia vulnerabilidad alerte avertissement vulnérabilit warnung schwachstell
 any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
-any reported fake~ spoofed forged scam hidden~text falso~ falsa~ faux~ fausse~ gefälscht фальшив поддельн finta~ finto~ sahte mzayaf المزيف 假冒 伪造 偽の 偽物 가짜 nep~ vals~ fałszyw falešn texto~oculto texto~escondido testo~nascosto скрытый~текст gizli~bir~metin نص~مخفي 白文字 흰~글씨 golpe estafa arnaque escroquerie betrug truffa oszust мошенни шахрай 诈骗 骗局 詐欺 사기 dolandırıcı penipuan lừa~đảo oplichting bedrägeri svindel huijaus átverés podvod înșelătorie απάτη הונאה احتيال کلاهبرداری धोखाधड़ी প্রতারণা மோசடி มิจฉาชีพ utapeli incident post-mortem postmortem инцидент 复盘 インシデント 장애~보고 vorfall
+any reported fake~ spoofed forged scam hidden~text falso~ falsa~ faux~ fausse~ gefälscht фальшив поддельн finta~ finto~ sahte mzayaf المزيف 假冒 伪造 偽の 偽物 가짜 nep~ vals~ fałszyw falešn texto~oculto texto~escondido testo~nascosto скрытый~текст gizli~bir~metin نص~مخفي 白文字 흰~글씨 golpe estafa arnaque escroquerie betrug truffa oszust мошенни шахрай 诈骗 骗局 詐欺 사기 dolandırıcı penipuan lừa~đảo oplichting bedrägeri svindel huijaus átverés podvod înșelătorie απάτη הונאה احتيال کلاهبرداری धोखाधड़ी প্রতারণা மோசடி มิจฉาชีพ utapeli incident post-mortem postmortem инцидент 复盘 インシデント 장애~보고 vorfall for~example an~example as~an~example example~of examples~of un~ejemplo ejemplo~de como~ejemplo por~ejemplo un~esempio ad~esempio per~esempio un~exemple par~exemple ein~beispiel zum~beispiel beispiel~für een~voorbeeld bijvoorbeeld um~exemplo por~exemplo пример przykład örneğin örnek~olarak contoh ví~dụ 例子 举例 举个例 例として の例 예시 예를~들어 לדוגמה παράδειγμα exempel eksempel esimerkki példa exemplu příklad приклад उदाहरण mfano novel~draft short~story story~draft chapter~ fiction chapitre verhaal hoofdstuk romanzo capitolo kapitel~ capítulo novela~ cuento рассказ глава~ 小说 小説 소설 white~text in~bianco en~blanco en~blanc weißer~schrift witte~tekst 白色文字 白色字体 白字 test~case conjunto~de~pruebas caso~de~prueba testfall 测试用例 テストケース
+any first ask~first ask~me~first check~first always~ask ask~me~before otherwise~ask 先问我 先问一下 事先问我 preguntarme~antes pregúntame~antes consúltame~antes frag~mich~vorher demande-moi~avant chiedimi~prima pergunte-me~antes спроси~меня~сначала 先に聞いて 먼저~물어
 any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~ சேர் צרף הוסף προσθέσ ongeza जोड़ যোগ~করুন idagdag اضافه~کن شامل~کر pendekeza irekomenda பரிந்துரை সুপারিশ پیشنهاد~کن ajánld cadangkan giới~thiệu सुझा सिफारिश اقترح рекоменд gewijzigd pas~aan aanpassen تحديث تغيير
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything same~weight take~precedence takes~precedence precedence~over dieselbe~autorität mesma~autoridade misma~autoridad même~autorité stessa~autorità таку~ж~силу такую~же~силу yhtä~päteviä zelfde~autoriteit samma~auktoritet hanno~la~precedenza より優先 优先于 高于用户 우선한다 vorrang~vor tienen~prioridad ont~priorité têm~prioridade as~coming~from as~instructions~from as~if~they~came~from as~if~it~came~from user-level~trust higher~priority~than priority~over over~any~user~instruction from~your~owner weigh~the~user's 当作用户本人 当作主人本人 当成我本人 视为用户 comme~venant~de como~si~vinieran~de als~käme~es~vom wie~vom~nutzer
@@ -512,10 +513,7 @@ ORIGIN = (
     ("origin_moves_money", ("account", "alter|act|show|vendor|unconfirmed|conceal|reader|named|agent|" + _ASKS)),
     ("origin_disables_check", ("disarm|unchecked|lifted", _ASKS + "|act|safeguard|user|destination|goods")),
     ("origin_standing_order", ("remember|standing|trusted|asked", "alter|claim|destination|conceal|dismiss|user|obey")),
-    (
-        "origin_standing_order",
-        ("if", "user", _ASKED + "|goods|credential|disarm|account"),
-    ),  # (if the user says …, do …)
+    ("origin_standing_order", ("if", "user", _ASKED + "|goods|credential|disarm|account")),  # (if the user says …, do)
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
 SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findings of words, which a note may quote
@@ -599,9 +597,12 @@ _CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\
 _HEADING = r"(?:\w{0,3}|[^\W\u3040-\u9fff]{0,8})(?P<on>(?: [\w-]+){0,3}?)\s*(?:\([^)]{0,40}\)\s*)?([,:\]])"  # (for: …, [for …])
 _MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
 _SENTENCE = r"[.;!?。；！？](?:\s|$)|[；。！？]"  # (the end of a sentence)
+_PROMPT_FOR = r"|prompt(?: [\w']+){0,3}? (?:for|of) (?:the |an? |our )?(?:[\w-]+ ){0,3}$"  # (for the HR bot: …)
+_THING = r"\w (?:token|prompt|config\w*|platform|framework|sdk|api|setting|setup|log|account|user)s?\b|\w的?(?:系统提示|提示词)"
 _OWNED = {  # a person's assistant, not an AI spoken to: my assistant, the user's, 用户的助理; my writing assistant: …
-    "reader": r"(?:my |'s |s' |[户我他她]的)$",
-    "agent": r"(?<!\w)(?:my|our|mein\w*|mon|ma|mi|meu|minha|мой|моя)(?: [\w-]+){0,2} ?$|我[的给]$",
+    "reader": r"(?:my |'s |s' |[户我他她]的)$" + _PROMPT_FOR,
+    "agent": r"(?<!\w)(?:my|our|mein\w*|mon|ma|mi|meu|minha|мой|моя)(?: [\w-]+){0,2} ?$|我[的给]$" + _PROMPT_FOR,
+    "pubkey": r"(?:(?<!\w)(?:my|our|mein\w*|unser\w*|mon|notre|mi|nuestr\w*)(?!\w)|我|私の|내 )[^.;!?。\n]{0,80}?(?:key|schlüssel|clé|clave|公钥|公開鍵|키)[^.;!?。\n]{0,100}$",
 }
 _FOR = r"(?<!\w)(?:to|for|für|an|pour|à|au|aux|para|per|pro|pre|za|dla|для|до|voor|för|till|til|untuk|için|cho|kwa|all|any|every)(?!\w)|给|对|致|ถึง|ל"
 _ACTS = SHAPES.keys() - {"agent", "ai", "named", "toreader", "account"}  # the shapes of what an act needs
@@ -648,7 +649,8 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     hits = [h for h in hits if h.lang != "*"] + [
         _Hit(m.start(), m.end(), c, "") for c in anchored for m in re.finditer(SHAPES[c], spoken, re.M)
     ]
-    hits = [h for h in hits if not re.search(_OWNED.get(h.concept, "(?!)"), spoken[max(0, h.start - 40) : h.start])]
+    hits = [h for h in hits if not re.search(_OWNED.get(h.concept, "(?!)"), spoken[max(0, h.start - 160) : h.start])]
+    hits = [h for h in hits if h.concept not in ("reader", "agent") or not re.match(_THING, spoken[h.end - 1 :])]
     off = {h.start for h in hits if h.concept == "disarm"}  # (自动关闭: a manner, closes by itself — no standing order)
     hits = [h for h in hits if h.concept != "standing" or not off & {h.end, h.end + 1}]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)
@@ -678,7 +680,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     by: dict[str, list[_Hit]] = {}
     for hit in (h for h in hits if h.concept != "toreader" or h.start >= begun):
         by.setdefault(hit.concept, []).append(hit)
-    if re.search(_SCOPE, spoken) and by.keys().isdisjoint(_RISKY):  # a permission for what it names
+    if (re.search(_SCOPE, spoken) or "first" in by) and by.keys().isdisjoint(_RISKY):  # a permission for what it names
         by.pop("unchecked", None), by.pop("unconfirmed", None)  # in code (`pytest` without asking)
     about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
     if len(by) < 2 and by.keys().isdisjoint(_ALONE):

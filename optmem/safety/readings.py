@@ -149,9 +149,7 @@ def _decode(encoding: str, run: str) -> str | None:
 
 
 _CODES = ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
-_CODES += (
-    "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----."  # letters and digits in Morse ("/" between words)
-)
+_CODES += "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----."  # then digits ("/" between words)
 _MORSE = dict(zip(_CODES.split(), "abcdefghijklmnopqrstuvwxyz0123456789"))
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from optmem.safety.rules import Rule
 
     Kind = Literal["secret", "injection"]
-VERSION = 15  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 16  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
@@ -36,6 +36,7 @@ _QUOTED = (
     r"\"[^\"\n]{3,300}\"|“[^”\n]{3,300}”|„[^“”\"\n]{3,300}[“”\"]|«[^»\n]{3,300}»|「[^」\n]{3,300}」|`[^`\n]{3,300}`"
     r"|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){3,300}'(?!\w)"
 )
+_OWN_PROMPT = r"(?is)^(?=.*(?:prompt|提示)).*(?:\b(?:my|our|mon|mi|i|we|draft|(?:mein|unser|nuestr)\w*)\b|我|草稿)"
 _SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: code in backticks is run, not said)
 
 
@@ -61,8 +62,9 @@ def find(text: str, *, tool: bool = False) -> str | None:
         )  # (distinct words of three letters or more; two Chinese, Japanese or Korean syllables a word)
         around = {h.concept for h in languages.words(" ".join(outside.casefold().split()))}  # (decode: it uses them)
         reported = not around.isdisjoint({"meta", "reported"})  # (a note about an attack: eight words will do)
-        spoken_of = phrasing or reported or not languages.shaped(" ".join(re.findall(quotes, text)))
-        if outside != text and said >= 12 - 4 * reported and spoken_of and "decode" not in around:
+        own = (m := re.search(quotes, text)) and re.search(_OWN_PROMPT, text[: m.start()][-120:])  # (four will do)
+        spoken_of = phrasing or reported or own or not languages.shaped(" ".join(re.findall(quotes, text)))
+        if outside != text and said >= 12 - 4 * reported - 8 * bool(own) and spoken_of and "decode" not in around:
             return None if _find(outside, 0, tool) is None else rule
     return rule
 
@@ -77,10 +79,8 @@ def kind_of(rule: str) -> Kind:
 def _find(text: str, depth: int, tool: bool = False) -> str | None:
     from optmem.safety import languages
 
-    if not text.isascii():
-        for m in chars.INVISIBLE_CHAR.finditer(text):
-            if not chars.allowed_invisible(text, m.start()):
-                return "invisible_character"
+    if any(not chars.allowed_invisible(text, m.start()) for m in chars.INVISIBLE_CHAR.finditer(text)):
+        return "invisible_character"
     found = _Found()
     decomposed, wide = (text, text) if text.isascii() else readings.forms(text)
     for reading in dict.fromkeys((text, wide)):  # keys and passwords in full-width characters read as ASCII too
