@@ -525,12 +525,14 @@ def _followers(
         for n in notes
         if rows[n].ts is not None
     }
-    # only a note holding a rare word is looked at: which words are rare is read first
-    few = idx.held_by_few(sorted({t for terms in words.values() for t in terms}), settings.follow_rare)
-    words = {n: terms for n, terms in words.items() if not few.keys().isdisjoint(terms)}
+    # only a note holding a rare word is looked at: which words are rare is read first — with
+    # every count the notes' words need (one look-up for all, not one for the rare and another)
+    held = idx.term_counts(sorted({t for terms in words.values() for t in terms}))
+    few = {t for t, k in held.items() if k <= settings.follow_rare}
+    words = {n: terms for n, terms in words.items() if not few.isdisjoint(terms)}
     if not words:
         return out
-    df = idx.doc_freq(sorted({t for terms in words.values() for t in terms}))  # (one look-up for all)
+    df = {t: held.get(t, 0) for terms in words.values() for t in terms}
     for n, terms in words.items():
         older = rows[n]
         assert older.ts is not None  # (`words` holds dated notes only)
