@@ -60,9 +60,10 @@ def test_the_best_rows_come_with_the_count_of_every_match_from_one_statement(tmp
     """`Index.top_rows`: the rows `top_lines` chooses (by line) and how many records match in all
     (`count_matches`), in one statement — the count a search's total is made of (`candidates.choose`)."""
     with index.open_index(_vault(tmp_path)) as idx:
+        asked: list[str] = []
         for match in ('"alpha"', '"alpha" AND "gamma"', '"beta" OR "delta"', '"nothing"'):
             for limit in (1, 5, 6, 44, 60):
-                asked: list[str] = []
+                asked.clear()
                 idx.conn.set_trace_callback(lambda sql: asked.append(sql) if "MATCH" in sql else None)
                 rows, count = idx.top_rows(match, limit)
                 idx.conn.set_trace_callback(None)
