@@ -991,7 +991,7 @@ class Index:
         matches it scores are counted as they stand, not matched a second time (a common word's
         count read its postings again, ~0.8 ms at 100k), nor are the rows looked up again by line."""
         got = self.conn.execute(
-            f"WITH f AS (SELECT rowid AS n, bm25(fts) AS s FROM fts WHERE fts MATCH ?) "
+            "WITH f AS (SELECT rowid AS n, bm25(fts) AS s FROM fts WHERE fts MATCH ?) "
             f"SELECT {ROW_SELECT}, (SELECT count(*) FROM f) FROM f JOIN rec r ON r.n = f.n "
             "WHERE f.s <= coalesce((SELECT s FROM f ORDER BY s LIMIT 1 OFFSET ?), f.s) "
             f"ORDER BY f.s, {TIES} LIMIT ?",
