@@ -58,6 +58,7 @@ def choose(
     plain = filters.plain()
     complete = False  # the first query returned every match: the total is counted from the hits
     lines: set[int] = set()  # the matching lines the queries returned (before the view's filter)
+    counts: dict[str, int] = {}  # FTS5 query → how many records match it, as ranking counted them (`Index.top_rows`)
     for i, (fts_query, order, limit, optional) in enumerate(queries):
         if optional and len(rows) >= pool // 2:
             continue  # enough records hold every term: no need to relax the query
@@ -65,11 +66,17 @@ def choose(
             # no filter to speak of: rank in FTS5 alone (a join per match costs more than the
             # ranking), then drop the few forgotten, cold or bookkeeping rows among the winners —
             # unless they are many (a vault gone mostly cold): then rank with the filter after all
-            top = idx.top_lines(fts_query, order, limit)
+            if order == BEST:  # (its matches are counted in passing: the total may be one of them)
+                best, counts[fts_query] = idx.top_rows(fts_query, limit)
+                top = [r.n for r in best]
+                got = [r for r in best if r.n not in rows]
+            else:
+                top = idx.top_lines(fts_query, order, limit)
+                got = idx.rows_in([n for n in top if n not in rows])
             lines.update(top)
             complete = complete or (i == 0 and exact and len(top) < limit)
             dropped = 0
-            for r in idx.rows_in([n for n in top if n not in rows]):
+            for r in got:
                 status = view.status(r, now)
                 if r.kind in BOOKKEEPING or filters.hidden(status):
                     dropped += 1
@@ -103,7 +110,8 @@ def choose(
     if complete:
         total = -1  # every match is a candidate: the hits themselves are counted (`ranked`)
     elif plain:
-        total = count_any(idx, found, df) if counted else idx.count_matches(match)  # FTS5 alone: cheap
+        total = count_any(idx, found, df, counts) if counted else counts.get(match, -1)  # FTS5 alone: cheap
+        total = idx.count_matches(match) if total < 0 else total
         if total <= len(lines):
             total = -1  # the chosen candidates were every match: so are the hits
     elif exact or postings <= COUNT_BUDGET:
@@ -111,7 +119,8 @@ def choose(
     else:
         # (past the count budget a filtered count would join too many matches: the matches before
         # the filters are counted instead — an upper bound)
-        total = count_any(idx, found, df) if counted else idx.count_matches(match)
+        total = count_any(idx, found, df, counts) if counted else counts.get(match, -1)
+        total = idx.count_matches(match) if total < 0 else total
     for r in idx.matches(match, where, params, NEWEST, 200, redlines=True):  # every matching redline
         rows.setdefault(r.n, r)
     if not plain:
@@ -122,19 +131,23 @@ def choose(
     return rows, total, replaced
 
 
-def count_any(idx: Index, terms: list[str], df: dict[str, int]) -> int:
+def count_any(idx: Index, terms: list[str], df: dict[str, int], counts: dict[str, int] | None = None) -> int:
     """How many records hold any of `terms` (each one a term of the text index: `df` counts the
     records holding it, as FTS5 does), as `idx.count_matches(match_any(terms))` counts them — with
     less of FTS5's work: counting an OR reads every posting of every term. One term: its count.
     Two: both counts less the records holding both (an AND reads the shorter list, skipping
     through the longer: about half the time). Three or more: the OR (inclusion–exclusion would
-    take four or more counts)."""
+    take four or more counts). `counts`: the FTS5 queries whose matches were counted already (the
+    candidates' own: `Index.top_rows`) — a count found there is not asked again."""
+    known = counts or {}
     if len(terms) == 1:
         return df[terms[0]]
     if len(terms) == 2:
         a, b = terms
-        return df[a] if a == b else df[a] + df[b] - idx.count_matches(match_all(terms))
-    return idx.count_matches(match_any(terms))
+        both = known.get(match_all(terms))
+        return df[a] if a == b else df[a] + df[b] - (idx.count_matches(match_all(terms)) if both is None else both)
+    anyof = known.get(match_any(terms))
+    return idx.count_matches(match_any(terms)) if anyof is None else anyof
 
 
 def _matches(idx: Index, fts_query: str, where: str, params: list[object], order: str, limit: int) -> list[Row]:

@@ -296,6 +296,7 @@ class _Corpus(Value):
     when: frozenset[str] = frozenset()  # the query's present-asking words, when it has others too
     note_idfs: dict[str, float] | None = None  # for a note, when a question about the past names a landmark
     alone_idfs: dict[str, float] | None = None  # … for a note that holds only the landmark (`LANDMARK_ALONE`)
+    weighed: frozenset[str] = frozenset()  # every term BM25 weighs (`idfs`'s, at least): what a record is asked for
 
 
 LANDMARK_ALONE = 0.1  # what a note matching only a past question's landmark keeps of its weight
@@ -319,7 +320,7 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
     landmarks = {t: 0.0 for t in q.intent.after if t in idfs}
     note_idfs = {**idfs, **landmarks} if landmarks else None
     alone = {t: w * LANDMARK_ALONE for t, w in idfs.items()} if landmarks else None
-    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, note_idfs, alone)
+    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, note_idfs, alone, frozenset(idfs))
 
 
 class _Relevance(NamedTuple):
@@ -335,8 +336,8 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     ("where does Alice live now" is not about everything said "now") — beside other matched terms
     they count ("my current road bike" states a value)."""
     rec, _, toks, _ = idx.tokenised(row)
-    tokens = frozenset(toks)
-    matched = frozenset(t for t in q.terms if t in tokens)
+    held = corpus.weighed.intersection(toks)  # (the few weighed terms it holds: no set of all its tokens)
+    matched = frozenset(t for t in q.terms if t in held)
     if corpus.when and matched and matched <= corpus.when:
         return _Relevance(rec, 0.0, matched, len(toks))
     if corpus.note_idfs is not None and _is_note(row):
@@ -344,12 +345,13 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
             corpus = corpus._replace(idfs=corpus.note_idfs)
         else:  # a note holding the landmark alone is still found, below every note of the subject
             corpus = corpus._replace(idfs=corpus.alone_idfs)
-    return _Relevance(rec, _bm25(toks, len(toks), corpus), matched, len(toks))
+    return _Relevance(rec, _bm25(toks, len(toks), corpus, held), matched, len(toks))
 
 
-def _bm25(toks: list[str], length: int, corpus: _Corpus) -> float:
-    # (the query's terms counted alone: a Counter of every token cost ~4x as much, ~135 a search)
-    tf = {t: toks.count(t) for t in corpus.idfs}
+def _bm25(toks: list[str], length: int, corpus: _Corpus, held: frozenset[str] | None = None) -> float:
+    # (the query's terms counted alone: a Counter of every token cost ~4x as much, ~135 a search;
+    # `held`: the weighed terms among the tokens, when known — only those are counted)
+    tf = {t: toks.count(t) for t in corpus.idfs if held is None or t in held}
     return ranking.bm25(tf, length, corpus.idfs, corpus.idfs, corpus.avgdl, corpus.params)
 
 
@@ -523,12 +525,14 @@ def _followers(
         for n in notes
         if rows[n].ts is not None
     }
-    # only a note holding a rare word is looked at: which words are rare is read first
-    few = idx.held_by_few(sorted({t for terms in words.values() for t in terms}), settings.follow_rare)
-    words = {n: terms for n, terms in words.items() if not few.keys().isdisjoint(terms)}
+    # only a note holding a rare word is looked at: which words are rare is read first — with
+    # every count the notes' words need (one look-up for all, not one for the rare and another)
+    held = idx.term_counts(sorted({t for terms in words.values() for t in terms}))
+    few = {t for t, k in held.items() if k <= settings.follow_rare}
+    words = {n: terms for n, terms in words.items() if not few.isdisjoint(terms)}
     if not words:
         return out
-    df = idx.doc_freq(sorted({t for terms in words.values() for t in terms}))  # (one look-up for all)
+    df = {t: held.get(t, 0) for terms in words.values() for t in terms}
     for n, terms in words.items():
         older = rows[n]
         assert older.ts is not None  # (`words` holds dated notes only)

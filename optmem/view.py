@@ -156,6 +156,17 @@ BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.FORGO
 def status(row: ViewRow, now: float, *, warm: bool = False) -> Status:
     """The record's status at `now` (epoch seconds); `warm`: what it would be were it not cold
     (what saying it again brings back)."""
+    if not (
+        row.forgotten
+        or row.held
+        or row.cold is not None
+        or row.sup
+        or row.ksup
+        or row.retired
+        or row.expires is not None
+        or row.pending
+    ):  # no rule can hold (the usual record: a search asks ~200 a query)
+        return Status.CURRENT
     for rule in STATUS_RULES:
         if rule.test(row, now) and not (warm and rule.status == Status.COLD):
             return rule.status

@@ -54,3 +54,20 @@ def test_the_best_matches_are_scored_once_and_a_tie_at_the_cut_is_decided_by_tim
             assert sorted(got) == sorted(every[:limit]), limit  # the five better ones, then the newest tied
             assert len(scored) == 1, (limit, scored)  # one pass scores every match, tie or none
         idx.conn.set_trace_callback(None)
+
+
+def test_the_best_rows_come_with_the_count_of_every_match_from_one_statement(tmp_path):
+    """`Index.top_rows`: the rows `top_lines` chooses (by line) and how many records match in all
+    (`count_matches`), in one statement — the count a search's total is made of (`candidates.choose`)."""
+    with index.open_index(_vault(tmp_path)) as idx:
+        asked: list[str] = []
+        for match in ('"alpha"', '"alpha" AND "gamma"', '"beta" OR "delta"', '"nothing"'):
+            for limit in (1, 5, 6, 44, 60):
+                asked.clear()
+                idx.conn.set_trace_callback(lambda sql: asked.append(sql) if "MATCH" in sql else None)
+                rows, count = idx.top_rows(match, limit)
+                idx.conn.set_trace_callback(None)
+                assert len(asked) == 1, asked
+                assert rows == idx.rows_in(idx.top_lines(match, index.BEST, limit)), (match, limit)
+                assert count == idx.count_matches(match), (match, limit)
+        assert idx.top_rows('"alpha" AND "gamma"', 60)[1] == 40

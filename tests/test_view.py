@@ -86,6 +86,38 @@ def test_status_and_its_sql_twins_always_agree(sample):
         assert got == [i + 1 for i, r in enumerate(sample) if view.status(r, NOW) == wanted]
 
 
+def test_status_is_the_first_rule_that_holds_whichever_field_a_record_sets():
+    """`view.status` answers the usual record (no field a rule reads is set) without asking each
+    rule: every field any rule reads, set alone or beside another, still gets the rules' answer."""
+    fields = {
+        "forgotten": 1,
+        "held": 1,
+        "released": 1,
+        "cold": NOW - 1,
+        "sup": "A",
+        "ksup": "B",
+        "retired": 1,
+        "expires": NOW - 1,
+        "pending": 1,
+        "confirmed": 1,
+        "seen": NOW - 5,
+    }
+    samples = (
+        [row()]
+        + [row(**{a: fields[a]}) for a in fields]
+        + [row(**{a: fields[a], b: fields[b]}) for a in fields for b in fields if a < b]
+    )
+    samples += [row(expires=NOW + 1), row(cold=NOW + 1), row(cold=NOW - 10, seen=NOW - 1)]
+    for r in samples:
+        first = next((rule.status for rule in view.STATUS_RULES if rule.test(r, NOW)), view.Status.CURRENT)
+        assert view.status(r, NOW) == first, r
+        warm = next(
+            (rule.status for rule in view.STATUS_RULES if rule.test(r, NOW) and rule.status != view.Status.COLD),
+            view.Status.CURRENT,
+        )
+        assert view.status(r, NOW, warm=True) == warm, r
+
+
 def test_status_priority_forgotten_over_superseded_over_expired():
     assert view.status(row(forgotten=1, sup="X", expires=NOW - 5), NOW) == view.Status.FORGOTTEN
     assert view.status(row(ksup="X", expires=NOW - 5), NOW) == view.Status.SUPERSEDED
