@@ -176,3 +176,36 @@ def test_a_line_lost_with_a_merge_is_said_once(tmp_path):
     assert res.exit_code == 0, res
     said = res.stdout + res.stderr
     assert said.count("another clone's commits") == 1 and rid[-8:] in res.stderr, said
+
+
+@pytest.mark.long
+def test_a_rewrite_is_explained_only_by_the_marks_of_its_own_commit(tmp_path):
+    """Review 15, finding 3: the marks of every merged commit explained a rewrite in any of them —
+    a correction of this clone's rewritten by hand in one commit (the purged id dropped from it, a
+    purge's very change), the purge's mark forged into the next, read as no one's typing."""
+    from optmem.lost import id_hash
+
+    one, two = _synced_pair(tmp_path)
+    mine = {"OPTMEM_WRITER": "one-here"}
+    om(one, "append", "warm-up", env=mine), om(one, "sync", env=mine)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), om(one, "sync", env=mine)
+    fix = om(one, "correct", rid, "the phone number is private now", env=mine)["id"]
+    om(one, "sync", env=mine), sync(two)
+    (own,) = [p for p in (two / "log" / "one-here").glob("????-??.jsonl") if fix in p.read_text("utf-8")]
+    lines = own.read_text("utf-8").splitlines(keepends=True)
+    rewritten = []
+    for line in lines:  # the correction, as a purge of `rid` rewrites it: `rid` gone from it
+        rec = json.loads(line)
+        if rec["id"] == fix:
+            rec["corrects"] = [c for c in rec.get("corrects", []) if c != rid]
+            line = json.dumps(rec, ensure_ascii=False) + "\n"
+        rewritten.append(line)
+    own.write_text("".join(rewritten), "utf-8")
+    git(two, "commit", "-qam", "by hand: the correction rewritten, no mark")
+    _take_out(two, rid)
+    git(two, "commit", "-qam", "by hand", "-m", f"Optmem-Purged: {id_hash(rid)}")
+    git(two, "push", "-q")
+    report = om(one, "sync", env=mine)
+    assert report["purged_elsewhere"] == 1, report  # (the mark's own commit took the line out)
+    assert report["into_own_folder"] == 1, report  # (the rewrite's commit carries no mark)

@@ -780,11 +780,11 @@ def _left_elsewhere(git: _Git, spans: list[tuple[str, str]], own: str) -> tuple[
     return purged, removed - set(purged), mine
 
 
-def _marked(git: _Git, base: str, theirs: str, out: set[str]) -> dict[str, str]:
-    """Of the ids `out` whose lines the commits `base..theirs` took out, those a purge marked: id →
-    the commit that took the line out and carries the mark (`PURGED_MARK`) — a mark counts only in
-    the commit whose own diff removes that line, so one forged into another commit, or left in one
-    that removed nothing, marks nothing."""
+def _marked(git: _Git, base: str, theirs: str, out: set[str] | None) -> dict[str, str]:
+    """Of the ids `out` whose lines the commits `base..theirs` took out (None: any id), those a
+    purge marked: id → the commit that took the line out and carries the mark (`PURGED_MARK`) — a
+    mark counts only in the commit whose own diff removes that line, so one forged into another
+    commit, or left in one that removed nothing, marks nothing."""
     from optmem import lost
 
     marked: dict[str, str] = {}
@@ -794,14 +794,19 @@ def _marked(git: _Git, base: str, theirs: str, out: set[str]) -> dict[str, str]:
     for sha, body in zip(parts[0::2], parts[1::2], strict=False):
         sha = sha.strip()
         marks = {line[len(prefix) :].strip() for line in body.splitlines() if line.startswith(prefix)}
-        if not marks or not sha or not out:
+        if not marks or not sha or out is not None and not out:
             continue
-        first = not git.ok("rev-parse", "--verify", "--quiet", f"{sha}^")  # (a first commit: from nothing)
-        parent = git.out("hash-object", "-t", "tree", os.devnull) if first else f"{sha}^"
-        for rid in _removed_ids(git, parent, sha) & out:
-            if lost.id_hash(rid) in marks:
+        for rid in _removed_ids(git, _parent(git, sha), sha):
+            if (out is None or rid in out) and lost.id_hash(rid) in marks:
                 marked.setdefault(rid, sha)
     return marked
+
+
+def _parent(git: _Git, sha: str) -> str:
+    """The first parent of commit `sha`, or the empty tree for a first commit (from nothing)."""
+    if git.ok("rev-parse", "--verify", "--quiet", f"{sha}^"):
+        return f"{sha}^"
+    return git.out("hash-object", "-t", "tree", os.devnull)
 
 
 def _lost_lines(git: _Git, spans: list[tuple[str, str]]) -> set[str]:
@@ -821,40 +826,38 @@ def _lost_lines(git: _Git, spans: list[tuple[str, str]]) -> set[str]:
     return out
 
 
-def _marks(git: _Git, base: str, theirs: str) -> set[str]:
-    """The purge marks (`PURGED_MARK` trailers: ids' one-way hashes) of the commits `base..theirs`."""
-    bodies = gitstate.run(git.root, "log", "--format=%B", f"{base}..{theirs}", timeout=300).stdout
-    prefix = f"{PURGED_MARK}:"
-    return {line[len(prefix) :].strip() for line in bodies.splitlines() if line.startswith(prefix)}
-
-
 def _purge_rewrites(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> set[tuple[str, bytes]]:
     """The lines the merged commits added to the log files `names` under `folder` that are a purge's
     rewrite of a line that was there (`purge.explains`: the same record without the ids a purge
-    marked in those commits) — a correction of a purged record, say, kept without naming it: (file,
-    line). Another clone rewrote them, but no one typed or forged them."""
-    from optmem import purge
+    marked) — a correction of a purged record, say, kept without naming it: (file, line). Each
+    commit's rewrites are explained by its own marks alone, those of the ids whose lines its own
+    diff takes out (`_marked`): a rewrite in a commit that marks nothing is no purge's, whatever
+    a commit beside it marks. Another clone rewrote them, but no one typed or forged them."""
+    from optmem import lost, purge
 
     out: set[tuple[str, bytes]] = set()
     for base, theirs in spans:
-        marks = _marks(git, base, theirs) if base else set()
-        if not marks:
+        if not base:
             continue
-        for name, diff in _diffs(git, base, theirs, folder, names):
-            gone: dict[str, bytes] = {}
-            added: list[tuple[str, bytes]] = []
-            for line in diff.split(b"\n"):
-                if line[:3] in (b"---", b"+++") or line[:1] not in (b"-", b"+"):
-                    continue
-                try:
-                    rid = parse_line(line[1:], limit=None).id.upper()
-                except BadLine:
-                    continue
-                if line.startswith(b"-"):
-                    gone[rid] = line[1:]
-                else:
-                    added.append((rid, line[1:]))
-            out |= {(name, raw) for rid, raw in added if rid in gone and purge.explains(gone[rid], raw, marks)}
+        commits: dict[str, set[str]] = {}
+        for rid, sha in _marked(git, base, theirs, None).items():
+            commits.setdefault(sha, set()).add(lost.id_hash(rid))
+        for sha, marks in commits.items():
+            for name, diff in _diffs(git, _parent(git, sha), sha, folder, names):
+                gone: dict[str, bytes] = {}
+                added: list[tuple[str, bytes]] = []
+                for line in diff.split(b"\n"):
+                    if line[:3] in (b"---", b"+++") or line[:1] not in (b"-", b"+"):
+                        continue
+                    try:
+                        rid = parse_line(line[1:], limit=None).id.upper()
+                    except BadLine:
+                        continue
+                    if line.startswith(b"-"):
+                        gone[rid] = line[1:]
+                    else:
+                        added.append((rid, line[1:]))
+                out |= {(name, raw) for rid, raw in added if rid in gone and purge.explains(gone[rid], raw, marks)}
     return out
 
 
