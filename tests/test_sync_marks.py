@@ -11,6 +11,8 @@ import pytest
 from test_git import git
 from test_sync import CLI, ENV, om, pair, record_ids, sync
 
+from optmem.integrations.sync import _Git, _marked
+
 
 def _synced_pair(tmp_path: Path) -> tuple[Path, Path]:
     one, two = pair(tmp_path)
@@ -209,3 +211,39 @@ def test_a_rewrite_is_explained_only_by_the_marks_of_its_own_commit(tmp_path):
     report = om(one, "sync", env=mine)
     assert report["purged_elsewhere"] == 1, report  # (the mark's own commit took the line out)
     assert report["into_own_folder"] == 1, report  # (the rewrite's commit carries no mark)
+
+
+@pytest.mark.long
+def test_a_mark_on_a_commit_made_on_this_clone_is_not_believed(tmp_path):
+    """Review 15, finding 2: an agent here takes a record's line out of the log and commits the
+    removal with an `Optmem-Purged` trailer: the next sync read it as another clone's purge and
+    dropped this clone's summary nodes quoting the record too. A commit made here (the reflog says
+    so) is no other clone's word; the same commit made on another clone and pulled by hand is."""
+    from optmem.lost import id_hash
+
+    one, two = _synced_pair(tmp_path)
+    for clone in (one, two):
+        (clone / "optmem.toml").write_text('[tree]\nrun = 2\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    om(two, "append", "the backend listens on 9090")
+    sync(two), sync(one), sync(two)
+    for clone in (one, two):
+        om(clone, "compact")
+        assert any("138-0000" in p.read_text("utf-8") for p in (clone / "tree").rglob("*.md"))
+    three = tmp_path / "three"
+    git(tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(three))
+    sync(one), sync(two), sync(three), om(three, "compact"), sync(three), sync(one), sync(two)
+    for clone in (one, two, three):
+        assert any("138-0000" in p.read_text("utf-8") for p in (clone / "tree").rglob("*.md"))
+    for clone in (one, two):  # each takes the line out by hand and commits it, marked
+        _take_out(clone, rid)
+        git(clone, "commit", "-qam", "by hand", "-m", f"Optmem-Purged: {id_hash(rid)}")
+    report = sync(one)  # made here: a loss to tell, not a purge to spread over the nodes
+    assert report["nodes_dropped"] == [] and report["purged_again"] == 0, report
+    assert any("138-0000" in p.read_text("utf-8") for p in (one / "tree").rglob("*.md"))
+    git(two, "push", "-q", "origin", "HEAD:refs/heads/other")  # two's commit, made there …
+    git(three, "pull", "-q", "--no-rebase", "--no-edit", "origin", "other")
+    got = _marked(_Git(three, "w"), git(three, "rev-parse", "HEAD^").stdout.strip(), "HEAD", None)
+    assert list(got) == [rid.upper()], got  # … brought here by a pull: another clone's word
+    report = sync(three)
+    assert report["nodes_dropped"], report

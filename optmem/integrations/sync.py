@@ -98,6 +98,7 @@ class _Git:
     def __init__(self, root: Path, writer: str) -> None:
         self.root = root
         self.env: dict[str, str] = {}  # on top of `gitstate.environment`
+        self._made: set[str] | None = None
         if self.run("config", "user.email", check=False).returncode != 0:
             # a machine where git was never told who the user is (an agent's container): the
             # commits are the writer's, not refused
@@ -145,6 +146,39 @@ class _Git:
 
     def ok(self, *args: str) -> bool:
         return self.run(*args, check=False).returncode == 0
+
+    def made_here(self) -> set[str]:
+        """The commits made in this clone, as its reflogs tell (`MADE_HERE`; read once a sync)."""
+        if self._made is None:
+            self._made = made_here(self.root)
+        return self._made
+
+
+# A reflog entry that made the commit it records, in this clone: a commit (amended, a merge's, the
+# first), a cherry-pick, a revert, `git am`, a rebase's picked or edited commit (`rebase (pick)`,
+# `pull --rebase (pick)`) — and one with no message at all (`git update-ref` after `git
+# commit-tree`). The others move a branch to a commit that was there: a fast-forward (`pull:
+# Fast-forward`), a reset, a checkout, a new branch, a clone, a rebase's start and finish.
+MADE_HERE = r"(?:commit|cherry-pick|revert|am)\b.*|.*\((?:pick|reword|edit|squash|fixup)\):.*|"
+
+
+def made_here(root: Path) -> set[str]:
+    """The commits this clone made, as its local reflogs (HEAD's and each branch's) tell: each
+    commit an entry of theirs recorded as made (`MADE_HERE`). A purge's mark on one of them is no
+    other clone's word: a removal an agent committed here with an `Optmem-Purged` trailer is not
+    another clone's purge. The reflog is git's record, not proof (whoever runs git here can write
+    it); a commit made here whose entry expired (`gc.reflogExpire`, 90 days) or was never written
+    (`core.logAllRefUpdates` off) is not known as made here."""
+    import re
+
+    made = re.compile(MADE_HERE, re.S)
+    res = gitstate.run(root, "log", "-g", "--all", "--format=%H%x00%gD%x00%gs%x00", timeout=300)
+    parts = res.stdout.split("\0") if res.returncode == 0 else []
+    return {
+        sha.strip()
+        for sha, ref, said in zip(parts[0::3], parts[1::3], parts[2::3], strict=False)
+        if ref.startswith(("HEAD@", "refs/heads/")) and made.fullmatch(said)
+    }
 
 
 def _top(vault: Vault) -> Path:
@@ -784,7 +818,8 @@ def _marked(git: _Git, base: str, theirs: str, out: set[str] | None) -> dict[str
     """Of the ids `out` whose lines the commits `base..theirs` took out (None: any id), those a
     purge marked: id → the commit that took the line out and carries the mark (`PURGED_MARK`) — a
     mark counts only in the commit whose own diff removes that line, so one forged into another
-    commit, or left in one that removed nothing, marks nothing."""
+    commit, or left in one that removed nothing, marks nothing — and only in a commit another
+    clone made (`made_here`: one made here is no other clone's purge)."""
     from optmem import lost
 
     marked: dict[str, str] = {}
@@ -794,7 +829,7 @@ def _marked(git: _Git, base: str, theirs: str, out: set[str] | None) -> dict[str
     for sha, body in zip(parts[0::2], parts[1::2], strict=False):
         sha = sha.strip()
         marks = {line[len(prefix) :].strip() for line in body.splitlines() if line.startswith(prefix)}
-        if not marks or not sha or out is not None and not out:
+        if not marks or not sha or out is not None and not out or sha in git.made_here():
             continue
         for rid in _removed_ids(git, _parent(git, sha), sha):
             if (out is None or rid in out) and lost.id_hash(rid) in marks:
