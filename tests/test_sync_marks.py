@@ -60,7 +60,8 @@ def test_a_commit_that_tracks_a_clones_own_notes_is_undone_and_purges_nothing(tm
 
 
 def test_an_older_optmems_notes_move_once_and_never_a_file_git_tracks(vault, cli, vault_path):
-    """An older optmem's `.cache/purged` is moved into `.clone/` once (the first lock) — not a
+    """An older optmem's `.cache/purged` is moved among the clone's own notes (in its git
+    directory: `Vault.own_dir`) once (the first lock) — not a
     file git tracks there (a checkout or a merge brought it: no clone's own note), and nothing
     that appears in `.cache/` later."""
     from optmem.lost import id_hash, purged_hashes
@@ -75,14 +76,15 @@ def test_an_older_optmems_notes_move_once_and_never_a_file_git_tracks(vault, cli
     git(vault_path, "add", "-f", ".cache/purged")
     assert not purged_hashes(vault)  # (read neither before the move)
     cli.json("append", "a record")
-    assert not (vault_path / ".clone" / "purged").exists() and not purged_hashes(vault)
+    assert not vault.own_path("purged").exists() and not purged_hashes(vault)
     assert marker.is_file()
     git(vault_path, "rm", "-q", "--cached", ".cache/purged")
     marker.unlink()
     (vault_path / ".cache" / "purged").write_text(older + "\n")
     assert purged_hashes(vault) == {older}  # an older optmem's, not moved yet: read where it is
     cli.json("append", "another record")
-    assert (vault_path / ".clone" / "purged").read_text() == older + "\n"
+    assert vault.own_path("purged") == vault_path / ".git" / "optmem" / "top" / "purged"
+    assert vault.own_path("purged").read_text() == older + "\n"
     assert not (vault_path / ".cache" / "purged").exists()
     (vault_path / ".cache" / "purged").write_text(later + "\n")
     cli.json("append", "a third record")

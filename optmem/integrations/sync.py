@@ -538,7 +538,10 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
     crafted commit): no clone's notes travel — another clone's `.cache/purged` would make this
     one purge the records it names. Each is taken out of git (the removal committed, so the push
     takes it out for every clone) and this clone's own file put back as it was before the merge
-    (`kept`), or removed when there was none — what git wrote there is never read nor moved."""
+    (`kept`), or removed when there was none — what git wrote there is never read nor moved. The
+    clone's own notes are in its git directory (`Vault.own_dir`), where no pull writes; those a
+    pull wrote over while they were still in `.clone/` (`Vault.own_overwritten`: found when this
+    process moved them) are said to be lost."""
     out = git.run("ls-files", "-z", "--", *LOCAL, check=False).stdout
     paths = sorted(p for p in out.split("\0") if p)
     if not paths:
@@ -549,7 +552,7 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
         target = vault.root / path
         was = kept.get(path)
         if was is None:
-            lost += [path] if path not in kept and path.startswith(".clone/") and target.is_file() else []
+            lost += [path] if path in vault.own_overwritten else []
             fsio.remove_file(target)
         else:
             with fsio.staged(target, was, within=vault.root):
@@ -563,7 +566,7 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
             "clone kept there, if anything, is gone (records it purged may come back — purge them again; "
             "`optmem doctor` tells what else)"
             if lost
-            else "this clone's own kept"
+            else "this clone's own kept (its notes are in its git directory, where no pull writes)"
         )
     )
     git.run("commit", "--quiet", "--no-verify", "-m", f"optmem sync: {report.writer}: untrack {', '.join(LOCAL)}")
@@ -622,7 +625,7 @@ PURGED_MARK = "Optmem-Purged"  # a commit trailer: the one-way hash of an id a p
 def _commit(git: _Git, vault: Vault, say: Say) -> bool:
     """Commit the vault's changes (the repository is the vault's own); whether there were any.
     Lines of records this clone purged that the commit takes out of the log are marked, one
-    trailer each (`PURGED_MARK`: the id's one-way hash, as `.clone/purged` keeps it), so other
+    trailer each (`PURGED_MARK`: the id's one-way hash, as the `purged` list keeps it), so other
     clones can tell a purge from a line lost to an outside edit (`_left_elsewhere`)."""
     from optmem import lost
 
