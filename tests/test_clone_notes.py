@@ -112,3 +112,29 @@ def test_notes_an_older_optmem_kept_in_clone_move_into_the_git_directory_once(tm
     om(vault_path, "append", "another write")
     assert purged_hashes(Vault(vault_path)) == purged
     assert (vault_path / ".clone" / "purged").is_file()
+
+
+@pytest.mark.long
+def test_a_pull_that_wrote_over_notes_not_yet_moved_is_said_by_sync_and_doctor(tmp_path):
+    """Finding 6: a hand `git pull` wrote git's `.clone/purged` over this clone's, which an older
+    optmem kept there: the sync that takes it out of git says what this clone kept there is gone
+    (not "this clone's own kept"), and doctor notes it. Once the notes are in the git directory, a
+    pull writes over nothing of theirs, and the sync says this clone's own were kept."""
+    one, two, gone, _ = _purged_and_released(tmp_path)
+    _as_an_older_optmem_left_it(one)
+    _crafted(two, ("purged",))
+    git(one, "pull", "-q", "--no-rebase")
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    assert res.exit_code == 0, res
+    assert "had already written over .clone/purged" in res.stderr, res.stderr
+    assert "is gone" in res.stderr and "this clone's own kept" not in res.stderr
+    assert json.loads(res.stdout)["untracked_local"] == [".clone/purged"]
+    doctor = json.loads(CLI("--vault", str(one), "doctor", "--json", env=ENV).stdout)
+    assert any("git tracks .clone/purged" in n for n in doctor["notes"]), doctor["notes"]
+    assert Vault(one).own_releases()  # (the notes git did not write over were moved)
+    # the notes in the git directory now: another such commit writes over nothing of this clone's
+    sync(two)
+    _crafted(two, ("purged", "releases"))
+    git(one, "pull", "-q", "--no-rebase")
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    assert "this clone's own kept" in res.stderr and "written over" not in res.stderr, res.stderr
