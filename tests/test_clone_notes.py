@@ -138,3 +138,15 @@ def test_a_pull_that_wrote_over_notes_not_yet_moved_is_said_by_sync_and_doctor(t
     git(one, "pull", "-q", "--no-rebase")
     res = CLI("--vault", str(one), "sync", "--json", env=ENV)
     assert "this clone's own kept" in res.stderr and "written over" not in res.stderr, res.stderr
+
+
+def test_files_md_names_each_mark_a_clone_keeps_once_and_where_its_notes_live():
+    """Finding 5: `.cache/releases-started` went unnamed in docs/files.md (so did `sync-head`)."""
+    from optmem.integrations.sync import SYNCED
+    from optmem.lost import HELD
+    from optmem.vault import CLONE_MOVED, OWN_FILES, OWN_MOVED, RELEASES, RELEASES_STARTED
+
+    text = (Path(__file__).parent.parent / "docs" / "files.md").read_text("utf-8")
+    for name in (OWN_MOVED, RELEASES_STARTED, SYNCED, CLONE_MOVED, RELEASES, HELD, *OWN_FILES):
+        assert f"`{name}`" in text or f"/{name}`" in text, name
+    assert ".git/optmem/top/" in text
