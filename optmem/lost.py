@@ -14,10 +14,12 @@ clears the note. Nothing here restores: a hot entry's text is still in the log (
 removed); a record's text is gone from the log, and git or a backup holds it.
 
 What the log held is remembered in `held` too (`note_held`: the id of each record the index
-takes in, bookkeeping lines aside — appended as the index catches up, so a write costs one short
-append however large the vault; written whole again when the index is rebuilt): an index deleted
-with `.cache/` takes nothing with it, and records that leave the log meanwhile are still told
-when the index is built again.
+takes in, bookkeeping lines aside — appended by a command that writes, under the vault lock, so a
+write costs one short append however large the vault; a read that catches the index up leaves
+the ids in the index's meta, `to_hold`, for the next writer: a read writes none of the clone's own
+notes — but a rebuild writes it whole, `left_the_log`): an index deleted with `.cache/` takes
+nothing with it, and records that leave the log meanwhile are still told when the index is built
+again.
 
 These files are this clone's own notes (`Vault.own_dir`): in a vault in a git work tree, a folder
 of its git directory, where no pull, merge or checkout writes (a crafted commit that tracks
@@ -77,17 +79,39 @@ def purged_hashes(vault: Vault) -> set[str]:
     return out
 
 
-def note_held(vault: Vault, ids: list[str], conn: sqlite3.Connection) -> None:
-    """Keep the ids of records the index just took in (`ingest.consume`) in `held` (an own note) — all the
-    index holds when the file is not there yet (a vault an older optmem wrote). A vault that cannot
-    be written is left as it is: the command goes on (it remembers less)."""
-    path = vault.own_path(HELD)
+UNHELD = "unheld"  # in the index's meta: ids it took in that `held` does not keep yet, one a line
+
+
+def to_hold(conn: sqlite3.Connection, ids: list[str]) -> None:
+    """The index just took in the records `ids` (`ingest.consume`, any catch-up, a read's too):
+    kept in its meta until a writer notes them in `held` (`note_held`) — a read writes none of
+    this clone's own notes."""
+    with conn:
+        conn.execute(
+            "INSERT INTO meta VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = v || excluded.v",
+            (UNHELD, "".join(f"{rid}\n" for rid in ids)),
+        )
+
+
+def note_held(vault: Vault, conn: sqlite3.Connection) -> None:
+    """A writer, lock held (`index.catch_up`): keep the ids the index took in since the last
+    writer (`to_hold`) in `held`, then clear them from the index — cut short between the two, the
+    next writer appends them again, which reads the same. All the index holds when `held` is not
+    there yet (a vault an older optmem wrote). A vault that cannot be written is left as it is:
+    the command goes on (it remembers less)."""
     try:
+        got = conn.execute("SELECT v FROM meta WHERE k = ?", (UNHELD,)).fetchone()
+        path = vault.own_path(HELD)
         if not path.is_file():
             ids = _held_in(conn)
+            if not ids and not got:
+                return  # (an empty vault gets no own notes for it)
             fsio.atomic_write(vault.own(HELD), "".join(f"{rid}\n" for rid in ids), within=vault.own_within)
-        else:
-            fsio.append_lines(path, [rid.encode("utf-8") for rid in ids], within=vault.own_within)
+        elif got and got[0]:
+            fsio.append_lines(path, [rid.encode("utf-8") for rid in str(got[0]).split()], within=vault.own_within)
+        if got:
+            with conn:
+                conn.execute("DELETE FROM meta WHERE k = ?", (UNHELD,))
     except (OptmemError, OSError, sqlite3.Error):
         pass
 
@@ -144,6 +168,8 @@ def left_the_log(vault: Vault, new: Path) -> None:
                 if now or vault.own_kept(HELD):  # (an empty vault gets no own notes for it)
                     text = "".join(f"{rid}\n" for rid in sorted(now))
                     fsio.atomic_write(vault.own(HELD), text, within=vault.own_within)
+                    with conn:  # (what a catch-up of the new index took in: kept whole just now)
+                        conn.execute("DELETE FROM meta WHERE k = ?", (UNHELD,))
             except (OptmemError, OSError):
                 pass  # (a vault that cannot be written: the next build compares again)
         finally:

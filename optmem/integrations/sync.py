@@ -701,7 +701,7 @@ def _after_merge(
     """What came in: counted and scanned; the index caught up; new conflicts and hot files over
     their budget named."""
     from optmem import memory
-    from optmem.index import open_index
+    from optmem.index import catch_up, open_index
 
     own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
     limit = READ_BYTES  # (what is read; the vault's record_bytes bounds writes)
@@ -768,7 +768,9 @@ def _after_merge(
     purged, vault.removed_elsewhere, mine = _left_elsewhere(git, spans, own)
     vault.purged_elsewhere = set(purged)
     vault.purge_commits = purged
-    open_index(vault).close()
+    idx = open_index(vault)  # (a rebuild, if the merge took lines out, outside the lock)
+    with vault.lock():  # a writer: what the index took in is kept in this clone's `held` note
+        catch_up(idx).close()
     report.purged_elsewhere = len(vault.left_with_purge)
     report.removed_elsewhere = len(vault.left_elsewhere)
     if report.purged_elsewhere:
