@@ -217,21 +217,6 @@ def left_the_log(vault: Vault, new: Path) -> None:
     _note(vault, {"what": "log", "file": where, "ids": gone, "message": message})
 
 
-def own_overwritten(vault: Vault, paths: list[str]) -> None:
-    """Note `.clone/` files git tracks, found when this clone's own notes were moved out of
-    `.clone/` (`Vault.move_own_from_clone`): a commit carried them, and a pull or a checkout wrote
-    them over what this clone kept there, if it kept anything (records it purged may come back,
-    releases it made hold again)."""
-    message = (
-        f"git tracks {', '.join(paths)}: a commit carried {'them' if len(paths) > 1 else 'it'}, and a pull or "
-        "checkout wrote over what this clone kept there, if anything — this optmem keeps the clone's own notes "
-        "in its git directory, where no pull writes, and did not take git's copy as one; records this clone "
-        "purged may come back (purge them again) and records it released may be held again (`optmem "
-        "quarantine`); `optmem sync` takes the files out of git; `optmem doctor --fix` clears this note"
-    )
-    _note(vault, {"what": "own", "file": paths[0], "files": paths, "message": message})
-
-
 def overwritten(vault: Vault, file: str, entries: list[tuple[str, str]]) -> None:
     """Note hot entries (id, text) optmem added that something outside optmem removed from `file` (the
     newest it added: a person's edit, or an older copy saved over them — which, is not known)."""

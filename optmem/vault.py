@@ -149,7 +149,6 @@ class Vault:
         self.removed_elsewhere: set[str] = set()
         self.left_elsewhere: list[str] = []
         self._trusted: bool | None = None
-        self._own: tuple[Path, Path] | None = None  # (`own_dir`, `own_within`), found once
         # `.clone/` files a pull wrote over this clone's own notes before they were moved into the
         # git directory (`move_own_from_clone`): what this process found — `sync` names them
         self.own_overwritten: list[str] = []
@@ -222,27 +221,25 @@ class Vault:
         return self.cache_dir / name
 
     def _own_place(self) -> tuple[Path, Path]:
-        """(`own_dir`, `own_within`), found once: in a git work tree, a folder of its git directory
+        """(`own_dir`, `own_within`): in a git work tree, a folder of its git directory
         (`<git dir>/optmem/top` for a vault at the top of the work tree, `…/optmem/in-<place>` for
-        one inside it, `/` written `%2F`); elsewhere `.clone/`."""
-        if self._own is None:
-            import os
+        one inside it, `/` written `%2F`); elsewhere `.clone/`. Found on each use (a few `stat`s),
+        never kept: a long-lived server's vault may be put in git (`git init`) while it runs."""
+        import os
 
-            from optmem import gitstate
+        from optmem import gitstate
 
-            top = gitstate.work_tree(self.root)
-            folder = None
-            if top is not None:
-                from optmem.trust import git_dir
+        top = gitstate.work_tree(self.root)
+        folder = None
+        if top is not None:
+            from optmem.trust import git_dir
 
-                folder = git_dir(top)
-            if top is None or folder is None:
-                self._own = (self.root / OWN, self.root)
-            else:
-                place = os.path.relpath(os.path.realpath(self.root), top)
-                name = "top" if place == "." else "in-" + place.replace("%", "%25").replace(os.sep, "%2F")
-                self._own = (folder / OWN_IN_GIT / name, folder)
-        return self._own
+            folder = git_dir(top)
+        if top is None or folder is None:
+            return (self.root / OWN, self.root)
+        place = os.path.relpath(os.path.realpath(self.root), top)
+        name = "top" if place == "." else "in-" + place.replace("%", "%25").replace(os.sep, "%2F")
+        return (folder / OWN_IN_GIT / name, folder)
 
     @property
     def own_dir(self) -> Path:
@@ -332,9 +329,27 @@ class Vault:
             old.rmdir()
         fsio.atomic_write(self.own(CLONE_MOVED), "", within=self.own_within)
         if self.own_overwritten:
-            from optmem import lost
+            self._note_overwritten()
 
-            lost.own_overwritten(self, self.own_overwritten)
+    def _note_overwritten(self) -> None:
+        """Tell, and note for `doctor` (a `lost.jsonl` note, as `optmem.lost` keeps them), the
+        `.clone/` files git tracked when the own notes were moved (`own_overwritten`)."""
+        import json
+
+        from optmem import clock
+
+        paths = self.own_overwritten
+        message = (
+            f"git tracks {', '.join(paths)}: a commit carried {'them' if len(paths) > 1 else 'it'}, and a pull or "
+            "checkout wrote over what this clone kept there, if anything — this optmem keeps the clone's own notes "
+            "in its git directory, where no pull writes, and did not take git's copy as one; records this clone "
+            "purged may come back (purge them again) and records it released may be held again (`optmem "
+            "quarantine`); `optmem sync` takes the files out of git; `optmem doctor --fix` clears this note"
+        )
+        self.lost.append(message)
+        item = {"at": clock.format_ts(clock.now()), "what": "own", "file": paths[0], "files": paths, "message": message}
+        line = json.dumps(item, ensure_ascii=False).encode("utf-8")
+        fsio.append_lines(self.own(OWN_FILES[1]), [line], within=self.own_within)
 
     @property
     def lock_path(self) -> Path:
