@@ -538,8 +538,16 @@ class Vault:
         """Whether an older optmem (one that kept no release list) took the lock in this
         clone: its `.cache/own-moved` mark is there and this optmem's `.cache/releases-started`
         is not (this optmem writes both at its first lock). An index alone says nothing: a reader
-        builds one without the lock."""
-        return (self.cache_dir / OWN_MOVED).exists() and not (self.cache_dir / RELEASES_STARTED).exists()
+        builds one without the lock. Nor does a mark git tracks (a crafted commit that tracks
+        `.cache/own-moved` would make a fresh clone read as such a clone, and honour another
+        clone's release in a log it shares: `LOG.jsonl` of a vault never split) — asked of git
+        only when the marks say "older"."""
+        mark = self.cache_dir / OWN_MOVED
+        if not mark.exists() or (self.cache_dir / RELEASES_STARTED).exists():
+            return False
+        from optmem import gitstate
+
+        return not gitstate.tracked(mark)
 
     def start_release_list(self) -> None:
         """Start the `releases` list once (the caller holds the lock; `.cache/releases-started`
