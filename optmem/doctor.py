@@ -627,7 +627,7 @@ def _check_settings(vault: Vault, report: Report) -> None:
 
 def _check_own(vault: Vault, report: Report) -> None:
     """What an older optmem kept in `.cache/` that nothing can rebuild (`Vault.take_own_from_cache`):
-    every read takes it from there beside `.clone/`, and no read moves it — said, so deleting the
+    every read takes it from there beside the own notes (`Vault.own_dir`), and no read moves it — said, so deleting the
     cache does not take it unseen."""
     purged, notes = OWN_FILES
     said = {
@@ -639,7 +639,8 @@ def _check_own(vault: Vault, report: Report) -> None:
             what, loss = said[name]
             report.notes.append(
                 f".cache/{name} holds {what}, where an older optmem kept them; they are read from there, and "
-                "the next command that writes (or `optmem doctor --fix`) moves them into .clone/ — do not delete "
+                "the next command that writes (or `optmem doctor --fix`) moves them among this clone's own notes "
+                f"({vault.own_dir}) — do not delete "
                 f".cache/ until then: without them {loss}"
             )
 
@@ -814,6 +815,8 @@ def _check_lost(vault: Vault, report: Report) -> int:
                     commits = said if isinstance(said, dict) else {}
                     named = [f"{i} ({str(commits.get(i) or '?')[:12]})" for i in ids[:20]]
                     report.notes.append(f"{item['message']} — still gone: {', '.join(named)}")
+            elif item.get("what") == "own":  # own notes a pull wrote over before they were moved: noted
+                report.notes.append(str(item["message"]))
             elif item.get("what") == "hot":
                 target, project = hot_target(file) or ("memory", None)
                 try:

@@ -1140,10 +1140,10 @@ class Index:
             raise NeedsRebuild()
         # (nothing to do: returns at once)
         new = consume(self.conn, self.vault.segments(), meta, progress, released=self.vault.own_releases)
-        if new:  # what the log holds, kept where deleting .cache/ cannot take it (`lost.note_held`)
+        if new:  # what the log holds, for this clone's `held` note — written by the next writer (`catch_up`)
             from optmem import lost
 
-            lost.note_held(self.vault, new, self.conn)
+            lost.to_hold(self.conn, new)
         self._names = None
         files = self.vault.access_files()
         if not access_in_step(files, read_meta(self.conn)):
@@ -1463,11 +1463,16 @@ def prepare(vault: Vault) -> None:
 
 
 def catch_up(idx: Index) -> Index:
-    """After this process appended (lock held): index the new lines, rebuilding if needed."""
+    """Before or after this process appends (lock held): index the new lines, rebuilding if
+    needed — and, a writer, keep the ids of the records the index took in since the last writer in
+    this clone's `held` note (`lost.note_held`; a reader's catch-up leaves them in the index)."""
+    from optmem import lost
+
     try:
         idx.sync()
-        return idx
     except (NeedsRebuild, sqlite3.DatabaseError):
         idx.close()
         build(idx.vault)
-        return Index(idx.vault, _connect(idx.vault.index_path))
+        idx = Index(idx.vault, _connect(idx.vault.index_path))
+    lost.note_held(idx.vault, idx.conn)
+    return idx

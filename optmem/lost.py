@@ -1,29 +1,34 @@
 """What left the files: ids this clone purged (kept as one-way hashes, so a sync never takes them
 back), and what writes outside optmem dropped (told rather than lost silently).
 
-`purge` notes a one-way hash of each id it deletes in `.clone/purged` (local, never committed: no
+`purge` notes a one-way hash of each id it deletes in `purged` (this clone's own, never committed: no
 id as written); a sync drops a purged record that a merge brings back (`purge.drop_again`).
 
 An editor or a script that reads a file, then writes its older copy back over what optmem wrote
 meanwhile, drops it: records from LOG.jsonl (the index, rebuilt, finds records it held gone:
 `left_the_log`), entries from a hot file (an outside save removes entries optmem added since:
 `memory._overwritten`). Each is noted once, by the command that notices it — on stderr and in
-its JSON (`vault.lost`) — and kept in `.clone/lost.jsonl` (local, never committed), which
+its JSON (`vault.lost`) — and kept in `lost.jsonl` (this clone's own, never committed), which
 `doctor` reports as `records_gone` / `entries_gone` until what went is back or `doctor --fix`
 clears the note. Nothing here restores: a hot entry's text is still in the log (journalled as
 removed); a record's text is gone from the log, and git or a backup holds it.
 
-What the log held is remembered in `.clone/held` too (`note_held`: the id of each record the index
-takes in, bookkeeping lines aside — appended as the index catches up, so a write costs one short
-append however large the vault; written whole again when the index is rebuilt): an index deleted
-with `.cache/` takes nothing with it, and records that leave the log meanwhile are still told
-when the index is built again.
+What the log held is remembered in `held` too (`note_held`: the id of each record the index
+takes in, bookkeeping lines aside — appended by a command that writes, under the vault lock, so a
+write costs one short append however large the vault; a read that catches the index up leaves
+the ids in the index's meta, `to_hold`, for the next writer: a read writes none of the clone's own
+notes — but a rebuild writes it whole, `left_the_log`): an index deleted with `.cache/` takes
+nothing with it, and records that leave the log meanwhile are still told when the index is built
+again.
 
-These files live in `.clone/` (`Vault.own`), not in `.cache/`: nothing can rebuild them, and
-deleting the cache must stay safe. What an older optmem kept in `.cache/` is still read, and the
-first command that takes the vault lock moves it into `.clone/`, once (`Vault.take_own_from_cache`);
-a file git tracks in `.cache/` or `.clone/` is never this clone's own (a commit carried it:
-`optmem sync` takes it out of git and puts back this clone's own file).
+These files are this clone's own notes (`Vault.own_dir`): in a vault in a git work tree, a folder
+of its git directory, where no pull, merge or checkout writes (a crafted commit that tracks
+`.clone/purged` cannot replace the purge list); outside git, `.clone/`. Not in `.cache/`: nothing
+can rebuild them, and deleting the cache must stay safe. What an older optmem kept in `.cache/`,
+or in a git vault's `.clone/`, is still read, and the first command that takes the vault lock
+moves it, once (`Vault.take_own_from_cache`, `Vault.move_own_from_clone`); a file git tracks in
+`.cache/` or `.clone/` is never this clone's own (a commit carried it: `optmem sync` takes it out
+of git).
 """
 
 from __future__ import annotations
@@ -35,16 +40,16 @@ from typing import Any
 
 from optmem import clock, fsio
 from optmem.errors import OptmemError
-from optmem.vault import OWN, OWN_FILES, Vault, older_own
+from optmem.vault import OWN_FILES, Vault, older_own
 from optmem.view import short_ids
 
-PURGED, NOTE = OWN_FILES  # in .clone/: a one-way hash of each id this clone purged, one a line; the notes
-HELD = "held"  # in .clone/: the ids of the records the log held when the index last read it, one a line
+PURGED, NOTE = OWN_FILES  # own notes (`Vault.own`):: a one-way hash of each id this clone purged, one a line; the notes
+HELD = "held"  # an own note:: the ids of the records the log held when the index last read it, one a line
 SHOWN = 5  # ids or entries a message names
 
 
 def id_hash(rid: str) -> str:
-    """The one-way hash `.clone/purged` keeps of an id."""
+    """The one-way hash `purged` keeps of an id."""
     import hashlib  # (not on a search's path: `note_held` is)
 
     return hashlib.blake2b(rid.upper().encode("utf-8"), digest_size=16).hexdigest()
@@ -54,14 +59,15 @@ def note_purged(vault: Vault, ids: set[str]) -> None:
     """Note the ids a purge deletes (before it deletes anything)."""
     new = sorted({id_hash(i) for i in ids} - purged_hashes(vault))
     if new:
-        fsio.append_lines(vault.own(PURGED), [h.encode("ascii") for h in new], within=vault.root)
+        fsio.append_lines(vault.own(PURGED), [h.encode("ascii") for h in new], within=vault.own_within)
 
 
 def _kept(vault: Vault, name: str) -> list[Path]:
-    """Where `name` is kept: `.clone/`, and `.cache/` where an older optmem kept it and it was not
-    moved yet (never a file git tracks: `vault.older_own`)."""
+    """Where `name` is kept: among the own notes (`Vault.own_kept`: the git directory, or
+    `.clone/`), and `.cache/` where an older optmem kept it and it was not moved yet (never a file
+    git tracks: `vault.older_own`)."""
     older = [vault.cache_dir / name] if name in older_own(vault) else []
-    return [p for p in (vault.root / OWN / name, *older) if p.is_file()]
+    return [*vault.own_kept(name), *(p for p in older if p.is_file())]
 
 
 def purged_hashes(vault: Vault) -> set[str]:
@@ -73,17 +79,39 @@ def purged_hashes(vault: Vault) -> set[str]:
     return out
 
 
-def note_held(vault: Vault, ids: list[str], conn: sqlite3.Connection) -> None:
-    """Keep the ids of records the index just took in (`ingest.consume`) in `.clone/held` — all the
-    index holds when the file is not there yet (a vault an older optmem wrote). A vault that cannot
-    be written is left as it is: the command goes on (it remembers less)."""
-    path = vault.root / OWN / HELD
+UNHELD = "unheld"  # in the index's meta: ids it took in that `held` does not keep yet, one a line
+
+
+def to_hold(conn: sqlite3.Connection, ids: list[str]) -> None:
+    """The index just took in the records `ids` (`ingest.consume`, any catch-up, a read's too):
+    kept in its meta until a writer notes them in `held` (`note_held`) — a read writes none of
+    this clone's own notes."""
+    with conn:
+        conn.execute(
+            "INSERT INTO meta VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = v || excluded.v",
+            (UNHELD, "".join(f"{rid}\n" for rid in ids)),
+        )
+
+
+def note_held(vault: Vault, conn: sqlite3.Connection) -> None:
+    """A writer, lock held (`index.catch_up`): keep the ids the index took in since the last
+    writer (`to_hold`) in `held`, then clear them from the index — cut short between the two, the
+    next writer appends them again, which reads the same. All the index holds when `held` is not
+    there yet (a vault an older optmem wrote). A vault that cannot be written is left as it is:
+    the command goes on (it remembers less)."""
     try:
+        got = conn.execute("SELECT v FROM meta WHERE k = ?", (UNHELD,)).fetchone()
+        path = vault.own_path(HELD)
         if not path.is_file():
             ids = _held_in(conn)
-            fsio.atomic_write(vault.own(HELD), "".join(f"{rid}\n" for rid in ids), within=vault.root)
-        else:
-            fsio.append_lines(path, [rid.encode("utf-8") for rid in ids], within=vault.root)
+            if not ids and not got:
+                return  # (an empty vault gets no own notes for it)
+            fsio.atomic_write(vault.own(HELD), "".join(f"{rid}\n" for rid in ids), within=vault.own_within)
+        elif got and got[0]:
+            fsio.append_lines(path, [rid.encode("utf-8") for rid in str(got[0]).split()], within=vault.own_within)
+        if got:
+            with conn:
+                conn.execute("DELETE FROM meta WHERE k = ?", (UNHELD,))
     except (OptmemError, OSError, sqlite3.Error):
         pass
 
@@ -101,17 +129,19 @@ def _held_in(conn: sqlite3.Connection, schema: str = "main") -> list[str]:
 
 
 def _held(vault: Vault) -> list[str]:
-    """The ids `.clone/held` keeps (none when it is missing or cannot be read)."""
-    path = vault.root / OWN / HELD
-    try:
-        with open(path, "rb") as fh:
-            return [raw.strip().decode("utf-8", "replace") for raw, _ in fsio.lines(fh) if raw.strip()]
-    except OSError:
-        return []
+    """The ids `held` keeps (none when it is missing or cannot be read)."""
+    out: list[str] = []
+    for path in vault.own_kept(HELD):
+        try:
+            with open(path, "rb") as fh:
+                out += [raw.strip().decode("utf-8", "replace") for raw, _ in fsio.lines(fh) if raw.strip()]
+        except OSError:
+            continue
+    return out
 
 
 def left_the_log(vault: Vault, new: Path) -> None:
-    """Compare what the log held — the index about to be replaced, and the ids `.clone/held`
+    """Compare what the log held — the index about to be replaced, and the ids `held`
     keeps (the index may have been deleted with `.cache/`) — with `new`, built from the log as it
     is now: the records (bookkeeping lines aside) the log held that it no longer has are noted —
     but not the ones this clone purged (`purge` says so itself; a sync drops them again), nor
@@ -135,8 +165,11 @@ def left_the_log(vault: Vault, new: Path) -> None:
                     pass  # an old index of another schema, or unreadable: the ids kept are compared
             gone = sorted(set(held) - now)
             try:
-                if now or (vault.root / OWN / HELD).is_file():  # (an empty vault gets no .clone/ for it)
-                    fsio.atomic_write(vault.own(HELD), "".join(f"{rid}\n" for rid in sorted(now)), within=vault.root)
+                if now or vault.own_kept(HELD):  # (an empty vault gets no own notes for it)
+                    text = "".join(f"{rid}\n" for rid in sorted(now))
+                    fsio.atomic_write(vault.own(HELD), text, within=vault.own_within)
+                    with conn:  # (what a catch-up of the new index took in: kept whole just now)
+                        conn.execute("DELETE FROM meta WHERE k = ?", (UNHELD,))
             except (OptmemError, OSError):
                 pass  # (a vault that cannot be written: the next build compares again)
         finally:
@@ -206,7 +239,7 @@ def _note(vault: Vault, item: dict[str, Any], *, told: bool = True) -> None:
         vault.lost.append(item["message"])
     line = json.dumps({"at": clock.format_ts(clock.now()), **item}, ensure_ascii=False).encode("utf-8")
     try:
-        fsio.append_lines(vault.own(NOTE), [line], within=vault.root)
+        fsio.append_lines(vault.own(NOTE), [line], within=vault.own_within)
     except OSError:
         pass  # (a vault that cannot be written: the command still says it)
 

@@ -6,7 +6,7 @@ nodes above those — the next `compact` rebuilds them from what is left) and th
 files they carried (each made again from the project's previous handoff, when it has one, as
 `forget` does); takes their ids out of ACCESS.jsonl; and rebuilds the index from scratch,
 so no copy of the text (nor an id as written) is left in the vault. The clone keeps a one-way
-hash of each purged id (`.clone/purged`, never committed): a sync that brings a purged record
+hash of each purged id (`purged` among this clone's own notes, never committed): a sync that brings a purged record
 back (another clone's copy, kept by git's union merge of that clone's file; a tree node or a
 HANDOFF.md another clone committed) drops it again (`drop_again`; `optmem.lost` keeps the
 hashes). Every path it will touch

@@ -119,7 +119,7 @@ def may_replace(writer: str | None, target: str | None) -> bool:
 def release_honoured(origin: str | None, listed: bool) -> bool:
     """Whether a `release` line in the log lets its record out of quarantine: only a person's
     (`origin` user) that this clone's own `optmem release` wrote (`listed`: its id is in
-    `.clone/releases`, `Vault.own_releases` — a positive list, whatever file the line is in). A
+    `Vault.own_releases` — a positive list, whatever file the line is in). A
     release line an import, an agent, a tool or a hand-typed line wrote, or one another clone
     wrote (brought by a sync, a hand `git pull` or a fresh clone, into whatever file: any clone
     can write any words into its own file), is kept as a line and lets nothing out here — a

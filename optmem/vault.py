@@ -22,10 +22,12 @@ if TYPE_CHECKING:
 
 
 CACHE = ".cache"
-OWN = ".clone"  # this clone's own notes that cannot be rebuilt (`Vault.own`), never committed
-OWN_FILES = ("purged", "lost.jsonl")  # what `.clone/` holds (`optmem.lost`); an older optmem kept them in .cache/
+OWN = ".clone"  # this clone's own notes that cannot be rebuilt (`Vault.own`) in a vault outside git
+OWN_IN_GIT = "optmem"  # in a git directory: the own notes of each vault in its work tree (`Vault.own_dir`)
+CLONE_MOVED = "clone-moved"  # in the own notes' folder in git: `.clone/`'s notes were moved there (once)
+OWN_FILES = ("purged", "lost.jsonl")  # own notes (`optmem.lost`) an older optmem kept in .cache/
 OWN_MOVED = "own-moved"  # in .cache/: `Vault.take_own_from_cache` has run (once)
-RELEASES = "releases"  # in .clone/: ids of the release lines this clone's own `optmem release` wrote
+RELEASES = "releases"  # an own note: ids of the release lines this clone's own `optmem release` wrote
 RELEASES_STARTED = "releases-started"  # in .cache/: `Vault.start_release_list` has run (once)
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
@@ -147,6 +149,9 @@ class Vault:
         self.removed_elsewhere: set[str] = set()
         self.left_elsewhere: list[str] = []
         self._trusted: bool | None = None
+        # `.clone/` files a pull wrote over this clone's own notes before they were moved into the
+        # git directory (`move_own_from_clone`): what this process found — `sync` names them
+        self.own_overwritten: list[str] = []
         self.reads_checked = False  # the log and ACCESS.jsonl lead nowhere outside (`index._open_index`)
         # the log read into memory when the index could not be updated (`index._from_log`), with
         # the states of the log and ACCESS.jsonl it was read at: read once, copied for each reader
@@ -215,14 +220,136 @@ class Vault:
             fsio.atomic_write(ignore, "*\n", within=self.root)
         return self.cache_dir / name
 
+    def _own_place(self) -> tuple[Path, Path]:
+        """(`own_dir`, `own_within`): in a git work tree, a folder of its git directory
+        (`<git dir>/optmem/top` for a vault at the top of the work tree, `…/optmem/in-<place>` for
+        one inside it, `/` written `%2F`); elsewhere `.clone/`. Found on each use (a few `stat`s),
+        never kept: a long-lived server's vault may be put in git (`git init`) while it runs."""
+        import os
+
+        from optmem import gitstate
+
+        top = gitstate.work_tree(self.root)
+        folder = None
+        if top is not None:
+            from optmem.trust import git_dir
+
+            folder = git_dir(top)
+        if top is None or folder is None:
+            return (self.root / OWN, self.root)
+        place = os.path.relpath(os.path.realpath(self.root), top)
+        name = "top" if place == "." else "in-" + place.replace("%", "%25").replace(os.sep, "%2F")
+        return (folder / OWN_IN_GIT / name, folder)
+
+    @property
+    def own_dir(self) -> Path:
+        """Where this clone keeps its own notes, which nothing can rebuild (the purged ids'
+        hashes, its releases, the ids the log held, the notes of what went: `optmem.lost`): in a
+        vault that lies in a git work tree, a folder of that work tree's git directory, where no
+        pull, merge or checkout writes (a crafted commit that tracks a file there cannot replace
+        it); in a vault outside git, `.clone/` — beside the cache, not in it, so deleting `.cache/`
+        stays safe either way."""
+        return self._own_place()[0]
+
+    @property
+    def own_within(self) -> Path:
+        """The folder no read or write of the own notes may lead out of: the git directory, or the vault."""
+        return self._own_place()[1]
+
+    @property
+    def own_in_git(self) -> bool:
+        return self.own_dir != self.root / OWN
+
+    def own_within_of(self, path: Path) -> Path:
+        """The folder no read of `path`, one of `own_kept`'s, may lead out of."""
+        return self.own_within if path.parent == self.own_dir else self.root
+
+    def own_path(self, name: str) -> Path:
+        """A path among the own notes (`own_dir`), nothing made."""
+        return self.own_dir / name
+
     def own(self, name: str) -> Path:
-        """A path in `.clone/`: what this clone keeps of its own that cannot be rebuilt (the purged
-        ids' hashes, the notes of what went: `optmem.lost`) — beside the cache, not in it, so
-        deleting `.cache/` stays safe; made first if missing, with a .gitignore of its own (never
-        committed)."""
-        if fsio.ensure_dir(self.root / OWN, within=self.root) or not (self.root / OWN / ".gitignore").exists():
-            fsio.atomic_write(self.root / OWN / ".gitignore", "*\n", within=self.root)
-        return self.root / OWN / name
+        """A path among the own notes (`own_dir`), its folder made first if missing — `.clone/`
+        with a .gitignore of its own (never committed)."""
+        if not self.own_in_git:
+            if fsio.ensure_dir(self.root / OWN, within=self.root) or not (self.root / OWN / ".gitignore").exists():
+                fsio.atomic_write(self.root / OWN / ".gitignore", "*\n", within=self.root)
+        else:
+            fsio.ensure_dir(self.own_dir, within=self.own_within)
+        return self.own_dir / name
+
+    def own_kept(self, name: str) -> list[Path]:
+        """Where the own note `name` is read: `own_dir`, and — in a vault in git whose `.clone/`
+        was not moved yet (`move_own_from_clone`) — `.clone/` too, but never a file git tracks
+        there (a commit carried it: no clone's own note)."""
+        out = [p for p in (self.own_path(name),) if p.is_file()]
+        if self.own_in_git and (self.root / OWN / name).is_file() and not (self.own_dir / CLONE_MOVED).exists():
+            from optmem import gitstate
+
+            if not gitstate.tracked(self.root / OWN / name):
+                out.append(self.root / OWN / name)
+        return out
+
+    def move_own_from_clone(self) -> None:
+        """In a vault in a git work tree, move what `.clone/` holds (an optmem of the twelfth stop
+        or before kept its own notes there, in the work tree a pull writes) into `own_dir`, once,
+        lock held (`own_dir/clone-moved` says it ran; what appears in `.clone/` later is no
+        note of this clone's). Each file's lines are appended to the note of its name, then the
+        file removed: cut short between the two, the next lock appends them again, which reads
+        the same (a hash, an id or a note read twice reads as once). A file git tracks there is
+        not moved — a commit carried it, and a pull wrote it over what this clone kept, if it
+        kept anything: named in `own_overwritten`, and noted for `doctor` (`optmem.lost`)."""
+        if not self.own_in_git or (self.own_dir / CLONE_MOVED).exists():
+            return
+        old = self.root / OWN
+        names = sorted(p.name for p in old.iterdir()) if old.is_dir() and not old.is_symlink() else []
+        for name in names:
+            path = old / name
+            if name == ".gitignore" or path.is_symlink() or not path.is_file():
+                continue
+            from optmem import gitstate
+
+            if gitstate.tracked(path):
+                self.own_overwritten.append(f"{OWN}/{name}")
+                continue
+            fsio.check_within(path, self.root, reading=True)
+            with open(path, "rb") as fh:
+                batch: list[bytes] = []
+                for raw, _ in fsio.lines(fh):
+                    if raw.strip():
+                        batch.append(raw.rstrip(b"\r\n"))
+                    if len(batch) >= 50_000:
+                        fsio.append_lines(self.own(name), batch, within=self.own_within)
+                        batch = []
+                if batch or not self.own_path(name).exists():
+                    fsio.append_lines(self.own(name), batch, within=self.own_within)
+            fsio.remove_file(path)
+        if old.is_dir() and not old.is_symlink() and [p.name for p in old.iterdir()] == [".gitignore"]:
+            fsio.remove_file(old / ".gitignore")
+            old.rmdir()
+        fsio.atomic_write(self.own(CLONE_MOVED), "", within=self.own_within)
+        if self.own_overwritten:
+            self._note_overwritten()
+
+    def _note_overwritten(self) -> None:
+        """Tell, and note for `doctor` (a `lost.jsonl` note, as `optmem.lost` keeps them), the
+        `.clone/` files git tracked when the own notes were moved (`own_overwritten`)."""
+        import json
+
+        from optmem import clock
+
+        paths = self.own_overwritten
+        message = (
+            f"git tracks {', '.join(paths)}: a commit carried {'them' if len(paths) > 1 else 'it'}, and a pull or "
+            "checkout wrote over what this clone kept there, if anything — this optmem keeps the clone's own notes "
+            "in its git directory, where no pull writes, and did not take git's copy as one; records this clone "
+            "purged may come back (purge them again) and records it released may be held again (`optmem "
+            "quarantine`); `optmem sync` takes the files out of git; `optmem doctor --fix` clears this note"
+        )
+        self.lost.append(message)
+        item = {"at": clock.format_ts(clock.now()), "what": "own", "file": paths[0], "files": paths, "message": message}
+        line = json.dumps(item, ensure_ascii=False).encode("utf-8")
+        fsio.append_lines(self.own(OWN_FILES[1]), [line], within=self.own_within)
 
     @property
     def lock_path(self) -> Path:
@@ -366,11 +493,11 @@ class Vault:
 
     def take_own_from_cache(self) -> None:
         """Move what an older optmem kept in `.cache/` that nothing can rebuild (the purged ids'
-        hashes, the notes of what went) into `.clone/`, lock held — or deleting the cache would
+        hashes, the notes of what went) among the own notes (`own_dir`), lock held — or deleting the cache would
         take it. Once (`.cache/own-moved` says it ran): a file that appears in `.cache/` later is
         no clone's own note, nor is one git tracks (a checkout or a merge wrote it: a crafted
         commit's `.cache/purged` would purge this clone's records) — neither is moved nor read.
-        Its lines are appended to `.clone/`'s file, then the old file is removed: cut short
+        Its lines are appended to the own note's file, then the old file is removed: cut short
         between the two, the next lock appends them again, which reads the same (`optmem.lost`
         reads a hash or a note twice as once)."""
         marker = self.cache_dir / OWN_MOVED
@@ -381,46 +508,58 @@ class Vault:
             data = fsio.read_bytes(old, within=self.root, limit=64 << 20) or b""
             kept = [line.rstrip(b"\r") for line in data.split(b"\n") if line.strip()]
             if kept:
-                fsio.append_lines(self.own(name), kept, within=self.root)
+                fsio.append_lines(self.own(name), kept, within=self.own_within)
             fsio.remove_file(old)
         fsio.atomic_write(marker, "", within=self.root)
 
     def own_releases(self) -> frozenset[str]:
         """The ids (upper case) of the `release` lines this clone's own `optmem release` (or
-        `segment`'s release again) wrote (`.clone/releases`): only these let a record out of
+        `segment`'s release again) wrote (`releases`, an own note): only these let a record out of
         quarantine here (`quarantine.release_honoured`) — a line another clone wrote, whatever
         file a sync, a hand `git pull` or a fresh clone put it in, is kept and lets nothing out."""
-        path = self.root / OWN / RELEASES
-        if not path.is_file():  # (none written yet; before the first lock, what it will hold)
+        paths = self.own_kept(RELEASES)
+        if not paths:  # (none written yet; before the first lock, what it will hold)
             return frozenset(_honoured_before(self) if self.used_by_older() else ())
-        data = fsio.read_bytes(path, within=self.root, limit=64 << 20) or b""
-        return frozenset(line.strip().decode("ascii", "replace").upper() for line in data.split(b"\n") if line.strip())
+        out: set[str] = set()
+        for path in paths:
+            data = fsio.read_bytes(path, within=self.own_within_of(path), limit=64 << 20) or b""
+            out |= {line.strip().decode("ascii", "replace").upper() for line in data.split(b"\n") if line.strip()}
+        return frozenset(out)
 
     def list_releases(self, ids: list[str]) -> None:
         """Put the ids of release lines this clone is writing on its list (`own_releases`), before
         the lines are appended (the caller holds the vault lock): cut short between the two, an id
         with no line lets nothing out."""
         if ids:
-            fsio.append_lines(self.own(RELEASES), [i.upper().encode("ascii", "replace") for i in ids], within=self.root)
+            listed = [i.upper().encode("ascii", "replace") for i in ids]
+            fsio.append_lines(self.own(RELEASES), listed, within=self.own_within)
 
     def used_by_older(self) -> bool:
-        """Whether an older optmem (one that kept no `.clone/releases`) took the lock in this
+        """Whether an older optmem (one that kept no release list) took the lock in this
         clone: its `.cache/own-moved` mark is there and this optmem's `.cache/releases-started`
         is not (this optmem writes both at its first lock). An index alone says nothing: a reader
-        builds one without the lock."""
-        return (self.cache_dir / OWN_MOVED).exists() and not (self.cache_dir / RELEASES_STARTED).exists()
+        builds one without the lock. Nor does a mark git tracks (a crafted commit that tracks
+        `.cache/own-moved` would make a fresh clone read as such a clone, and honour another
+        clone's release in a log it shares: `LOG.jsonl` of a vault never split) — asked of git
+        only when the marks say "older"."""
+        mark = self.cache_dir / OWN_MOVED
+        if not mark.exists() or (self.cache_dir / RELEASES_STARTED).exists():
+            return False
+        from optmem import gitstate
+
+        return not gitstate.tracked(mark)
 
     def start_release_list(self) -> None:
-        """Start `.clone/releases` once (the caller holds the lock; `.cache/releases-started`
-        says it ran: a command that writes nothing makes no `.clone/`). In a
+        """Start the `releases` list once (the caller holds the lock; `.cache/releases-started`
+        says it ran: a command that writes nothing makes no own notes). In a
         clone an older optmem used (`used_by_older`) it lists
         the releases that optmem honoured — a person's (`origin` user) in this clone's own log
         file (`layout.own_files`), not one a sync noted as another clone's
-        (`.clone/foreign-releases`) — so nothing a person released before is held again. In a
+        (its `foreign-releases` note) — so nothing a person released before is held again. In a
         fresh clone or a new vault it starts empty (no file): a release line the clone came with
         is another writer's."""
         marker = self.cache_dir / RELEASES_STARTED
-        if marker.exists() or (self.root / OWN / RELEASES).exists():
+        if marker.exists() or self.own_kept(RELEASES):
             return
         if self.used_by_older():
             self.list_releases(_honoured_before(self))
@@ -461,6 +600,7 @@ class Vault:
             self._lock_depth, self._lock_owner = 1, get_ident()
             try:  # (a first step that fails leaves the vault unlocked: it never believes it holds the lock)
                 self.clean_temporaries()
+                self.move_own_from_clone()  # (first: the steps below read and write the own notes)
                 self.start_release_list()  # (before `take_own_from_cache` marks a clone an older optmem used)
                 self.take_own_from_cache()
                 yield
@@ -474,8 +614,9 @@ def _honoured_before(vault: Vault) -> list[str]:
     from optmem.record import RELEASE, BadLine, parse_line
 
     own = layout.own_files(vault.root)
-    brought_path = vault.root / OWN / "foreign-releases"  # (what an older sync noted)
-    brought = (fsio.read_bytes(brought_path, within=vault.root) or b"") if brought_path.is_file() else b""
+    brought = b""  # (what an older sync noted)
+    for path in vault.own_kept("foreign-releases"):
+        brought += (fsio.read_bytes(path, within=vault.own_within_of(path)) or b"") + b"\n"
     foreign = {line.strip().decode("ascii", "replace").upper() for line in brought.split(b"\n") if line.strip()}
     ids: list[str] = []
     for name, path in vault.segments():

@@ -267,3 +267,30 @@ def test_a_purged_id_is_not_kept_among_what_the_log_held(cli, vault_path):
     assert rid not in (vault_path / ".clone" / "held").read_text("utf-8")
     shutil.rmtree(vault_path / ".cache")
     assert "left the log" not in cli("search", "note").stderr
+
+
+def test_a_read_that_catches_the_index_up_writes_no_note_of_the_clones(cli, vault_path):
+    """Review 15, finding 4: a search that caught the index up with lines typed into the log
+    appended their ids to this clone's `held` — a read that wrote the clone's own notes. The
+    catch-up keeps them in the index (derived, in `.cache/`); the next command that writes notes
+    them, under the vault lock; what it noted is told when it leaves the log with the cache gone."""
+    import shutil
+
+    cli.json("append", "the staging db is db-stage-2")
+    held = vault_path / ".clone" / "held"
+    before = held.read_bytes()
+    with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"text": "typed by hand: the port is 8080"}\n')
+    (typed,) = [h["id"] for h in cli.json("search", "typed")["hits"]]
+    assert held.read_bytes() == before  # (a read: no note of the clone's written)
+    assert cli.json("get", typed)["record"]["text"].startswith("typed by hand")
+    assert held.read_bytes() == before
+    cli.json("append", "a write takes the lock")
+    assert typed in held.read_text("utf-8").split()
+    cli.json("append", "another write")
+    assert held.read_text("utf-8").split().count(typed) == 1  # (noted once)
+    shutil.rmtree(vault_path / ".cache")
+    log = vault_path / "LOG.jsonl"
+    log.write_text("".join(x for x in log.read_text("utf-8").splitlines(keepends=True) if "typed by hand" not in x))
+    res = cli("search", "staging")
+    assert "1 record(s) left the log" in res.stderr and typed[-8:] in res.stderr, res.stderr

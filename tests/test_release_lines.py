@@ -259,3 +259,30 @@ def test_an_older_clone_keeps_what_a_person_released_and_a_fresh_one_starts_empt
     cli.json("reindex")
     assert _listed(vault_path) == []
     assert cli.json("get", rid)["record"]["status"] == "held"
+
+
+@pytest.mark.long
+def test_a_mark_of_an_older_optmem_that_git_tracks_lets_no_release_out(tmp_path):
+    """A crafted commit that tracks `.cache/own-moved` made a fresh clone read as one an older
+    optmem used, whose list is written from the person's releases in its own file — and in a vault
+    never split that file is LOG.jsonl, where another clone's release lies: it acted. A mark git
+    tracks is no mark of this clone's."""
+    from test_git import git
+    from test_sync import om
+
+    one = tmp_path / "one"
+    one.mkdir()
+    git(one, "init", "-q", "-b", "main")
+    om(one, "init")
+    held = om(one, "append", INJECTION)["id"]
+    assert om(one, "release", held, "--origin", "user")["status"] == "released"
+    git(one, "add", "-A")
+    git(one, "add", "-f", ".cache/own-moved")
+    git(one, "commit", "-qm", "a vault never split, with a mark of the cache")
+    two = tmp_path / "two"
+    git(tmp_path, "clone", "-q", str(one), str(two))
+    assert (two / ".cache" / "own-moved").is_file()
+    assert om(two, "get", held)["record"]["status"] == "held"
+    om(two, "append", "a write takes the lock")
+    assert om(two, "get", held)["record"]["status"] == "held"
+    assert om(two, "quarantine")["count"] == 1

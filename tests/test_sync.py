@@ -496,7 +496,7 @@ def test_a_purged_record_a_sync_brings_back_is_dropped_again_and_reported(synced
     with pytest.raises(AssertionError):
         om(one, "get", rid)
     # the purge list holds no id as it is written (purge leaves no trace of one)
-    held = (one / ".clone" / "purged").read_text("utf-8")
+    held = (one / ".git" / "optmem" / "top" / "purged").read_text("utf-8")  # (the clone's git directory)
     assert rid not in held and rid.upper() not in held and rid.lower() not in held
     # and says so to a person too
     again = printed(one, "sync")
@@ -580,7 +580,8 @@ def test_a_purge_spreads_to_the_clone_that_held_the_record_and_is_told_as_one(sy
 @pytest.mark.xdist_group("synced")
 def test_deleting_the_cache_keeps_what_this_clone_purged(synced, tmp_path):
     """Review 11 finding 11: deleting `.cache/` is safe — what cannot be rebuilt (the purged ids'
-    hashes, the notes of what went) is kept outside it, in `.clone/`, never committed."""
+    hashes, the notes of what went) is kept outside it, in the clone's git directory (review 15),
+    never committed."""
     one, two = copied(synced, tmp_path)
     rid = om(two, "append", "my phone is 138-0000-1111")["id"]
     sync(two), sync(one)
@@ -592,7 +593,7 @@ def test_deleting_the_cache_keeps_what_this_clone_purged(synced, tmp_path):
     report = sync(one)
     assert report["purged_again"] == 1, report
     assert rid not in record_ids(one)
-    assert (one / ".clone" / "purged").is_file()
+    assert (one / ".git" / "optmem" / "top" / "purged").is_file() and not (one / ".clone").exists()
     assert ".clone/" not in git(one, "ls-files").stdout and not git(one, "status", "--porcelain").stdout.strip()
 
 

@@ -11,6 +11,8 @@ import pytest
 from test_git import git
 from test_sync import CLI, ENV, om, pair, record_ids, sync
 
+from optmem.integrations.sync import _Git, _marked
+
 
 def _synced_pair(tmp_path: Path) -> tuple[Path, Path]:
     one, two = pair(tmp_path)
@@ -58,7 +60,8 @@ def test_a_commit_that_tracks_a_clones_own_notes_is_undone_and_purges_nothing(tm
 
 
 def test_an_older_optmems_notes_move_once_and_never_a_file_git_tracks(vault, cli, vault_path):
-    """An older optmem's `.cache/purged` is moved into `.clone/` once (the first lock) — not a
+    """An older optmem's `.cache/purged` is moved among the clone's own notes (in its git
+    directory: `Vault.own_dir`) once (the first lock) — not a
     file git tracks there (a checkout or a merge brought it: no clone's own note), and nothing
     that appears in `.cache/` later."""
     from optmem.lost import id_hash, purged_hashes
@@ -73,14 +76,15 @@ def test_an_older_optmems_notes_move_once_and_never_a_file_git_tracks(vault, cli
     git(vault_path, "add", "-f", ".cache/purged")
     assert not purged_hashes(vault)  # (read neither before the move)
     cli.json("append", "a record")
-    assert not (vault_path / ".clone" / "purged").exists() and not purged_hashes(vault)
+    assert not vault.own_path("purged").exists() and not purged_hashes(vault)
     assert marker.is_file()
     git(vault_path, "rm", "-q", "--cached", ".cache/purged")
     marker.unlink()
     (vault_path / ".cache" / "purged").write_text(older + "\n")
     assert purged_hashes(vault) == {older}  # an older optmem's, not moved yet: read where it is
     cli.json("append", "another record")
-    assert (vault_path / ".clone" / "purged").read_text() == older + "\n"
+    assert vault.own_path("purged") == vault_path / ".git" / "optmem" / "top" / "purged"
+    assert vault.own_path("purged").read_text() == older + "\n"
     assert not (vault_path / ".cache" / "purged").exists()
     (vault_path / ".cache" / "purged").write_text(later + "\n")
     cli.json("append", "a third record")
@@ -176,3 +180,72 @@ def test_a_line_lost_with_a_merge_is_said_once(tmp_path):
     assert res.exit_code == 0, res
     said = res.stdout + res.stderr
     assert said.count("another clone's commits") == 1 and rid[-8:] in res.stderr, said
+
+
+@pytest.mark.long
+def test_a_rewrite_is_explained_only_by_the_marks_of_its_own_commit(tmp_path):
+    """Review 15, finding 3: the marks of every merged commit explained a rewrite in any of them —
+    a correction of this clone's rewritten by hand in one commit (the purged id dropped from it, a
+    purge's very change), the purge's mark forged into the next, read as no one's typing."""
+    from optmem.lost import id_hash
+
+    one, two = _synced_pair(tmp_path)
+    mine = {"OPTMEM_WRITER": "one-here"}
+    om(one, "append", "warm-up", env=mine), om(one, "sync", env=mine)
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    sync(two), om(one, "sync", env=mine)
+    fix = om(one, "correct", rid, "the phone number is private now", env=mine)["id"]
+    om(one, "sync", env=mine), sync(two)
+    (own,) = [p for p in (two / "log" / "one-here").glob("????-??.jsonl") if fix in p.read_text("utf-8")]
+    lines = own.read_text("utf-8").splitlines(keepends=True)
+    rewritten = []
+    for line in lines:  # the correction, as a purge of `rid` rewrites it: `rid` gone from it
+        rec = json.loads(line)
+        if rec["id"] == fix:
+            rec["corrects"] = [c for c in rec.get("corrects", []) if c != rid]
+            line = json.dumps(rec, ensure_ascii=False) + "\n"
+        rewritten.append(line)
+    own.write_text("".join(rewritten), "utf-8")
+    git(two, "commit", "-qam", "by hand: the correction rewritten, no mark")
+    _take_out(two, rid)
+    git(two, "commit", "-qam", "by hand", "-m", f"Optmem-Purged: {id_hash(rid)}")
+    git(two, "push", "-q")
+    report = om(one, "sync", env=mine)
+    assert report["purged_elsewhere"] == 1, report  # (the mark's own commit took the line out)
+    assert report["into_own_folder"] == 1, report  # (the rewrite's commit carries no mark)
+
+
+@pytest.mark.long
+def test_a_mark_on_a_commit_made_on_this_clone_is_not_believed(tmp_path):
+    """Review 15, finding 2: an agent here takes a record's line out of the log and commits the
+    removal with an `Optmem-Purged` trailer: the next sync read it as another clone's purge and
+    dropped this clone's summary nodes quoting the record too. A commit made here (the reflog says
+    so) is no other clone's word; the same commit made on another clone and pulled by hand is."""
+    from optmem.lost import id_hash
+
+    one, two = _synced_pair(tmp_path)
+    for clone in (one, two):
+        (clone / "optmem.toml").write_text('[tree]\nrun = 2\n[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
+    om(two, "append", "the backend listens on 9090")
+    sync(two), sync(one), sync(two)
+    for clone in (one, two):
+        om(clone, "compact")
+        assert any("138-0000" in p.read_text("utf-8") for p in (clone / "tree").rglob("*.md"))
+    three = tmp_path / "three"
+    git(tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(three))
+    sync(one), sync(two), sync(three), om(three, "compact"), sync(three), sync(one), sync(two)
+    for clone in (one, two, three):
+        assert any("138-0000" in p.read_text("utf-8") for p in (clone / "tree").rglob("*.md"))
+    for clone in (one, two):  # each takes the line out by hand and commits it, marked
+        _take_out(clone, rid)
+        git(clone, "commit", "-qam", "by hand", "-m", f"Optmem-Purged: {id_hash(rid)}")
+    report = sync(one)  # made here: a loss to tell, not a purge to spread over the nodes
+    assert report["nodes_dropped"] == [] and report["purged_again"] == 0, report
+    assert any("138-0000" in p.read_text("utf-8") for p in (one / "tree").rglob("*.md"))
+    git(two, "push", "-q", "origin", "HEAD:refs/heads/other")  # two's commit, made there …
+    git(three, "pull", "-q", "--no-rebase", "--no-edit", "origin", "other")
+    got = _marked(_Git(three, "w"), git(three, "rev-parse", "HEAD^").stdout.strip(), "HEAD", None)
+    assert list(got) == [rid.upper()], got  # … brought here by a pull: another clone's word
+    report = sync(three)
+    assert report["nodes_dropped"], report

@@ -98,6 +98,7 @@ class _Git:
     def __init__(self, root: Path, writer: str) -> None:
         self.root = root
         self.env: dict[str, str] = {}  # on top of `gitstate.environment`
+        self._made: set[str] | None = None
         if self.run("config", "user.email", check=False).returncode != 0:
             # a machine where git was never told who the user is (an agent's container): the
             # commits are the writer's, not refused
@@ -145,6 +146,39 @@ class _Git:
 
     def ok(self, *args: str) -> bool:
         return self.run(*args, check=False).returncode == 0
+
+    def made_here(self) -> set[str]:
+        """The commits made in this clone, as its reflogs tell (`MADE_HERE`; read once a sync)."""
+        if self._made is None:
+            self._made = made_here(self.root)
+        return self._made
+
+
+# A reflog entry that made the commit it records, in this clone: a commit (amended, a merge's, the
+# first), a cherry-pick, a revert, `git am`, a rebase's picked or edited commit (`rebase (pick)`,
+# `pull --rebase (pick)`) — and one with no message at all (`git update-ref` after `git
+# commit-tree`). The others move a branch to a commit that was there: a fast-forward (`pull:
+# Fast-forward`), a reset, a checkout, a new branch, a clone, a rebase's start and finish.
+MADE_HERE = r"(?:commit|cherry-pick|revert|am)\b.*|.*\((?:pick|reword|edit|squash|fixup)\):.*|"
+
+
+def made_here(root: Path) -> set[str]:
+    """The commits this clone made, as its local reflogs (HEAD's and each branch's) tell: each
+    commit an entry of theirs recorded as made (`MADE_HERE`). A purge's mark on one of them is no
+    other clone's word: a removal an agent committed here with an `Optmem-Purged` trailer is not
+    another clone's purge. The reflog is git's record, not proof (whoever runs git here can write
+    it); a commit made here whose entry expired (`gc.reflogExpire`, 90 days) or was never written
+    (`core.logAllRefUpdates` off) is not known as made here."""
+    import re
+
+    made = re.compile(MADE_HERE, re.S)
+    res = gitstate.run(root, "log", "-g", "--all", "--format=%H%x00%gD%x00%gs%x00", timeout=300)
+    parts = res.stdout.split("\0") if res.returncode == 0 else []
+    return {
+        sha.strip()
+        for sha, ref, said in zip(parts[0::3], parts[1::3], parts[2::3], strict=False)
+        if ref.startswith(("HEAD@", "refs/heads/")) and made.fullmatch(said)
+    }
 
 
 def _top(vault: Vault) -> Path:
@@ -504,7 +538,10 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
     crafted commit): no clone's notes travel — another clone's `.cache/purged` would make this
     one purge the records it names. Each is taken out of git (the removal committed, so the push
     takes it out for every clone) and this clone's own file put back as it was before the merge
-    (`kept`), or removed when there was none — what git wrote there is never read nor moved."""
+    (`kept`), or removed when there was none — what git wrote there is never read nor moved. The
+    clone's own notes are in its git directory (`Vault.own_dir`), where no pull writes; those a
+    pull wrote over while they were still in `.clone/` (`Vault.own_overwritten`: found when this
+    process moved them) are said to be lost."""
     out = git.run("ls-files", "-z", "--", *LOCAL, check=False).stdout
     paths = sorted(p for p in out.split("\0") if p)
     if not paths:
@@ -515,7 +552,7 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
         target = vault.root / path
         was = kept.get(path)
         if was is None:
-            lost += [path] if path not in kept and path.startswith(".clone/") and target.is_file() else []
+            lost += [path] if path in vault.own_overwritten else []
             fsio.remove_file(target)
         else:
             with fsio.staged(target, was, within=vault.root):
@@ -529,7 +566,7 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
             "clone kept there, if anything, is gone (records it purged may come back — purge them again; "
             "`optmem doctor` tells what else)"
             if lost
-            else "this clone's own kept"
+            else "this clone's own kept (its notes are in its git directory, where no pull writes)"
         )
     )
     git.run("commit", "--quiet", "--no-verify", "-m", f"optmem sync: {report.writer}: untrack {', '.join(LOCAL)}")
@@ -588,7 +625,7 @@ PURGED_MARK = "Optmem-Purged"  # a commit trailer: the one-way hash of an id a p
 def _commit(git: _Git, vault: Vault, say: Say) -> bool:
     """Commit the vault's changes (the repository is the vault's own); whether there were any.
     Lines of records this clone purged that the commit takes out of the log are marked, one
-    trailer each (`PURGED_MARK`: the id's one-way hash, as `.clone/purged` keeps it), so other
+    trailer each (`PURGED_MARK`: the id's one-way hash, as the `purged` list keeps it), so other
     clones can tell a purge from a line lost to an outside edit (`_left_elsewhere`)."""
     from optmem import lost
 
@@ -664,7 +701,7 @@ def _after_merge(
     """What came in: counted and scanned; the index caught up; new conflicts and hot files over
     their budget named."""
     from optmem import memory
-    from optmem.index import open_index
+    from optmem.index import catch_up, open_index
 
     own = f"{layout.SEGMENTS}/{layout.writer(vault.root)}/"
     limit = READ_BYTES  # (what is read; the vault's record_bytes bounds writes)
@@ -731,7 +768,9 @@ def _after_merge(
     purged, vault.removed_elsewhere, mine = _left_elsewhere(git, spans, own)
     vault.purged_elsewhere = set(purged)
     vault.purge_commits = purged
-    open_index(vault).close()
+    idx = open_index(vault)  # (a rebuild, if the merge took lines out, outside the lock)
+    with vault.lock():  # a writer: what the index took in is kept in this clone's `held` note
+        catch_up(idx).close()
     report.purged_elsewhere = len(vault.left_with_purge)
     report.removed_elsewhere = len(vault.left_elsewhere)
     if report.purged_elsewhere:
@@ -780,11 +819,12 @@ def _left_elsewhere(git: _Git, spans: list[tuple[str, str]], own: str) -> tuple[
     return purged, removed - set(purged), mine
 
 
-def _marked(git: _Git, base: str, theirs: str, out: set[str]) -> dict[str, str]:
-    """Of the ids `out` whose lines the commits `base..theirs` took out, those a purge marked: id →
-    the commit that took the line out and carries the mark (`PURGED_MARK`) — a mark counts only in
-    the commit whose own diff removes that line, so one forged into another commit, or left in one
-    that removed nothing, marks nothing."""
+def _marked(git: _Git, base: str, theirs: str, out: set[str] | None) -> dict[str, str]:
+    """Of the ids `out` whose lines the commits `base..theirs` took out (None: any id), those a
+    purge marked: id → the commit that took the line out and carries the mark (`PURGED_MARK`) — a
+    mark counts only in the commit whose own diff removes that line, so one forged into another
+    commit, or left in one that removed nothing, marks nothing — and only in a commit another
+    clone made (`made_here`: one made here is no other clone's purge)."""
     from optmem import lost
 
     marked: dict[str, str] = {}
@@ -794,14 +834,19 @@ def _marked(git: _Git, base: str, theirs: str, out: set[str]) -> dict[str, str]:
     for sha, body in zip(parts[0::2], parts[1::2], strict=False):
         sha = sha.strip()
         marks = {line[len(prefix) :].strip() for line in body.splitlines() if line.startswith(prefix)}
-        if not marks or not sha or not out:
+        if not marks or not sha or out is not None and not out or sha in git.made_here():
             continue
-        first = not git.ok("rev-parse", "--verify", "--quiet", f"{sha}^")  # (a first commit: from nothing)
-        parent = git.out("hash-object", "-t", "tree", os.devnull) if first else f"{sha}^"
-        for rid in _removed_ids(git, parent, sha) & out:
-            if lost.id_hash(rid) in marks:
+        for rid in _removed_ids(git, _parent(git, sha), sha):
+            if (out is None or rid in out) and lost.id_hash(rid) in marks:
                 marked.setdefault(rid, sha)
     return marked
+
+
+def _parent(git: _Git, sha: str) -> str:
+    """The first parent of commit `sha`, or the empty tree for a first commit (from nothing)."""
+    if git.ok("rev-parse", "--verify", "--quiet", f"{sha}^"):
+        return f"{sha}^"
+    return git.out("hash-object", "-t", "tree", os.devnull)
 
 
 def _lost_lines(git: _Git, spans: list[tuple[str, str]]) -> set[str]:
@@ -821,40 +866,38 @@ def _lost_lines(git: _Git, spans: list[tuple[str, str]]) -> set[str]:
     return out
 
 
-def _marks(git: _Git, base: str, theirs: str) -> set[str]:
-    """The purge marks (`PURGED_MARK` trailers: ids' one-way hashes) of the commits `base..theirs`."""
-    bodies = gitstate.run(git.root, "log", "--format=%B", f"{base}..{theirs}", timeout=300).stdout
-    prefix = f"{PURGED_MARK}:"
-    return {line[len(prefix) :].strip() for line in bodies.splitlines() if line.startswith(prefix)}
-
-
 def _purge_rewrites(git: _Git, spans: list[tuple[str, str]], folder: str, names: set[str]) -> set[tuple[str, bytes]]:
     """The lines the merged commits added to the log files `names` under `folder` that are a purge's
     rewrite of a line that was there (`purge.explains`: the same record without the ids a purge
-    marked in those commits) — a correction of a purged record, say, kept without naming it: (file,
-    line). Another clone rewrote them, but no one typed or forged them."""
-    from optmem import purge
+    marked) — a correction of a purged record, say, kept without naming it: (file, line). Each
+    commit's rewrites are explained by its own marks alone, those of the ids whose lines its own
+    diff takes out (`_marked`): a rewrite in a commit that marks nothing is no purge's, whatever
+    a commit beside it marks. Another clone rewrote them, but no one typed or forged them."""
+    from optmem import lost, purge
 
     out: set[tuple[str, bytes]] = set()
     for base, theirs in spans:
-        marks = _marks(git, base, theirs) if base else set()
-        if not marks:
+        if not base:
             continue
-        for name, diff in _diffs(git, base, theirs, folder, names):
-            gone: dict[str, bytes] = {}
-            added: list[tuple[str, bytes]] = []
-            for line in diff.split(b"\n"):
-                if line[:3] in (b"---", b"+++") or line[:1] not in (b"-", b"+"):
-                    continue
-                try:
-                    rid = parse_line(line[1:], limit=None).id.upper()
-                except BadLine:
-                    continue
-                if line.startswith(b"-"):
-                    gone[rid] = line[1:]
-                else:
-                    added.append((rid, line[1:]))
-            out |= {(name, raw) for rid, raw in added if rid in gone and purge.explains(gone[rid], raw, marks)}
+        commits: dict[str, set[str]] = {}
+        for rid, sha in _marked(git, base, theirs, None).items():
+            commits.setdefault(sha, set()).add(lost.id_hash(rid))
+        for sha, marks in commits.items():
+            for name, diff in _diffs(git, _parent(git, sha), sha, folder, names):
+                gone: dict[str, bytes] = {}
+                added: list[tuple[str, bytes]] = []
+                for line in diff.split(b"\n"):
+                    if line[:3] in (b"---", b"+++") or line[:1] not in (b"-", b"+"):
+                        continue
+                    try:
+                        rid = parse_line(line[1:], limit=None).id.upper()
+                    except BadLine:
+                        continue
+                    if line.startswith(b"-"):
+                        gone[rid] = line[1:]
+                    else:
+                        added.append((rid, line[1:]))
+                out |= {(name, raw) for rid, raw in added if rid in gone and purge.explains(gone[rid], raw, marks)}
     return out
 
 

@@ -1,0 +1,152 @@
+"""Where a clone keeps its own notes (review 15): the ids it purged, the releases it made, the ids
+the log held. In a vault that lies in a git work tree they live in its git directory, where no
+pull, merge or checkout writes; a vault outside git keeps them in `.clone/`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_git import git
+from test_release_lines import INJECTION
+from test_sync import CLI, ENV, om, pair, sync
+
+from optmem.lost import purged_hashes
+from optmem.vault import Vault
+
+NOTES = ("purged", "releases", "held")
+
+
+def _crafted(two: Path, names: tuple[str, ...] = NOTES, text: str = "") -> None:
+    """What a crafted commit does, made on `two` by hand: `.clone/` files tracked, with `text`."""
+    (two / ".clone").mkdir(exist_ok=True)
+    for name in names:
+        (two / ".clone" / name).write_text(text)
+        git(two, "add", "-f", f".clone/{name}")
+    git(two, "commit", "-qm", "by hand: notes tracked")
+    git(two, "push", "-q")
+
+
+def _purged_and_released(tmp_path: Path) -> tuple[Path, Path, str, str]:
+    """Two synced clones; one purged a record and released a held one."""
+    one, two = pair(tmp_path)
+    om(one, "append", "one: a record")
+    sync(one), sync(two), sync(one)
+    gone = om(one, "append", "my phone is 138-0000-1111")["id"]
+    held = om(one, "append", INJECTION)["id"]
+    assert om(one, "release", held, "--origin", "user")["status"] == "released"
+    om(one, "purge", "--origin", "user", gone, "--yes")
+    sync(one), sync(two)
+    return one, two, gone, held
+
+
+@pytest.mark.long
+def test_a_hand_pull_that_tracks_clone_notes_leaves_this_clones_own_lists(tmp_path):
+    """Finding 1: `.clone/` lies in the work tree, so a hand `git pull` of a crafted commit that
+    tracks `.clone/purged` and `.clone/releases` wrote over this clone's purge and release lists
+    (git writes over an ignored file). They live in the git directory now: the pull leaves them."""
+    one, two, gone, held = _purged_and_released(tmp_path)
+    vault = Vault(one)
+    purged, released = purged_hashes(vault), vault.own_releases()
+    assert purged and released
+    _crafted(two)
+    git(one, "pull", "-q", "--no-rebase")
+    assert (one / ".clone" / "purged").read_text() == ""  # (what git wrote: no one's note)
+    vault = Vault(one)
+    assert purged_hashes(vault) == purged and vault.own_releases() == released
+    om(one, "reindex")
+    assert om(one, "get", held)["record"]["status"] == "current"
+    assert not any(h["id"] == gone for h in om(one, "search", "phone")["hits"])
+    report = sync(one)
+    assert report["untracked_local"] == [f".clone/{n}" for n in sorted(NOTES)], report
+    assert purged_hashes(Vault(one)) == purged
+
+
+def _as_an_older_optmem_left_it(vault_path: Path) -> dict[str, str]:
+    """Put the own notes back in `.clone/`, where the twelfth stop's optmem kept them (and no
+    mark that they were moved): what each held."""
+    import shutil
+
+    own = Vault(vault_path).own_dir
+    held = {p.name: p.read_text() for p in own.iterdir() if p.name != "clone-moved"}
+    (vault_path / ".clone").mkdir(exist_ok=True)
+    (vault_path / ".clone" / ".gitignore").write_text("*\n")
+    for name, text in held.items():
+        (vault_path / ".clone" / name).write_text(text)
+    shutil.rmtree(own)
+    return held
+
+
+def test_notes_an_older_optmem_kept_in_clone_move_into_the_git_directory_once(tmp_path):
+    """A vault in git whose notes an older optmem kept in `.clone/`: read from there until the
+    first lock moves them (nothing lost); a move cut short is finished by the next lock; once
+    moved, a file that appears in `.clone/` again is no note of this clone's."""
+    from optmem.lost import id_hash
+
+    vault_path = tmp_path / "vault"
+    vault_path.mkdir()
+    git(vault_path, "init", "-q")
+    gone = om(vault_path, "append", "my phone is 138-0000-1111")["id"]
+    held = om(vault_path, "append", INJECTION)["id"]
+    om(vault_path, "release", held, "--origin", "user")
+    om(vault_path, "purge", "--origin", "user", gone, "--yes")
+    own = vault_path / ".git" / "optmem" / "top"
+    assert {p.name for p in own.iterdir()} >= {"purged", "releases", "held", "clone-moved"}
+    assert not (vault_path / ".clone").exists()
+    purged, released = purged_hashes(Vault(vault_path)), Vault(vault_path).own_releases()
+    kept = _as_an_older_optmem_left_it(vault_path)
+    assert purged_hashes(Vault(vault_path)) == purged and Vault(vault_path).own_releases() == released
+    # a move cut short: the purge list appended in the git directory, `.clone/purged` not yet removed
+    own.mkdir(parents=True)
+    (own / "purged").write_text(kept["purged"])
+    om(vault_path, "append", "a write takes the lock")
+    assert not (vault_path / ".clone").exists() and (own / "clone-moved").is_file()
+    assert set((own / "purged").read_text().split()) == set(kept["purged"].split())
+    assert set((own / "releases").read_text().split()) == set(kept["releases"].split())
+    assert purged_hashes(Vault(vault_path)) == purged and Vault(vault_path).own_releases() == released
+    assert om(vault_path, "get", held)["record"]["status"] == "current"
+    # moved once: what appears in `.clone/` later (a `git reset` that left a pulled file) is no note
+    (vault_path / ".clone").mkdir()
+    (vault_path / ".clone" / "purged").write_text(id_hash(held) + "\n")
+    om(vault_path, "append", "another write")
+    assert purged_hashes(Vault(vault_path)) == purged
+    assert (vault_path / ".clone" / "purged").is_file()
+
+
+@pytest.mark.long
+def test_a_pull_that_wrote_over_notes_not_yet_moved_is_said_by_sync_and_doctor(tmp_path):
+    """Finding 6: a hand `git pull` wrote git's `.clone/purged` over this clone's, which an older
+    optmem kept there: the sync that takes it out of git says what this clone kept there is gone
+    (not "this clone's own kept"), and doctor notes it. Once the notes are in the git directory, a
+    pull writes over nothing of theirs, and the sync says this clone's own were kept."""
+    one, two, gone, _ = _purged_and_released(tmp_path)
+    _as_an_older_optmem_left_it(one)
+    _crafted(two, ("purged",))
+    git(one, "pull", "-q", "--no-rebase")
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    assert res.exit_code == 0, res
+    assert "had already written over .clone/purged" in res.stderr, res.stderr
+    assert "is gone" in res.stderr and "this clone's own kept" not in res.stderr
+    assert json.loads(res.stdout)["untracked_local"] == [".clone/purged"]
+    doctor = json.loads(CLI("--vault", str(one), "doctor", "--json", env=ENV).stdout)
+    assert any("git tracks .clone/purged" in n for n in doctor["notes"]), doctor["notes"]
+    assert Vault(one).own_releases()  # (the notes git did not write over were moved)
+    # the notes in the git directory now: another such commit writes over nothing of this clone's
+    sync(two)
+    _crafted(two, ("purged", "releases"))
+    git(one, "pull", "-q", "--no-rebase")
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    assert "this clone's own kept" in res.stderr and "written over" not in res.stderr, res.stderr
+
+
+def test_files_md_names_each_mark_a_clone_keeps_once_and_where_its_notes_live():
+    """Finding 5: `.cache/releases-started` went unnamed in docs/files.md (so did `sync-head`)."""
+    from optmem.integrations.sync import SYNCED
+    from optmem.lost import HELD
+    from optmem.vault import CLONE_MOVED, OWN_FILES, OWN_MOVED, RELEASES, RELEASES_STARTED
+
+    text = (Path(__file__).parent.parent / "docs" / "files.md").read_text("utf-8")
+    for name in (OWN_MOVED, RELEASES_STARTED, SYNCED, CLONE_MOVED, RELEASES, HELD, *OWN_FILES):
+        assert f"`{name}`" in text or f"/{name}`" in text, name
+    assert ".git/optmem/top/" in text
