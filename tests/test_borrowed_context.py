@@ -37,9 +37,8 @@ def test_a_turn_holding_its_answer_lends_the_next_turn_nothing_as_its_answer(vau
         "--session",
         "s1",
     )
-    dentist = append(
-        cli, monkeypatch, "2026-12-01T09:01:00Z", "Asked: My dentist is Dr. Smith. — Answered: Noted.", "--session", "s1"
-    )
+    dentist_turn = "Asked: My dentist is Dr. Smith. — Answered: Noted."
+    dentist = append(cli, monkeypatch, "2026-12-01T09:01:00Z", dentist_turn, "--session", "s1")
     moved = append(
         cli,
         monkeypatch,
@@ -91,11 +90,11 @@ def test_a_turn_that_ends_asking_still_lends_its_reply(vault, cli, monkeypatch):
     reply = append(cli, monkeypatch, "2026-12-01T09:01:00Z", "Asked: 5433. — Answered: Done.", "--session", "s1")
     hits = explained(cli, "which port does the staging database listen on")
     assert {h["id"]: h["explain"] for h in hits}[reply]["answers"] == question
-    asked = append(
-        cli, monkeypatch, "2026-12-02T09:00:00Z", "Jo: What made you choose that hair colour? Tell me!", "--session", "s2"
-    )
+    asking = "Jo: What made you choose that hair colour? Tell me!"
+    asked = append(cli, monkeypatch, "2026-12-02T09:00:00Z", asking, "--session", "s2")
     why = append(cli, monkeypatch, "2026-12-02T09:01:00Z", "Nate: It is bright and bold, like me.", "--session", "s2")
-    assert {h["id"]: h["explain"] for h in explained(cli, "why did Nate choose his hair colour")}[why]["answers"] == asked
+    found = {h["id"]: h["explain"] for h in explained(cli, "why did Nate choose his hair colour")}
+    assert found[why]["answers"] == asked
 
 
 def test_the_hermes_provider_s_turns_lend_no_answer_to_the_next_message(tmp_path, monkeypatch, cli):

@@ -90,7 +90,8 @@ def _footer(result: dict[str, Any]) -> str:
     shown, context = len(result["hits"]), result.get("context_hits") or 0
     if not context:
         return f"{shown} of {result['total']} matching"
-    return f"{shown - context} of {result['matching']} matching, {context} more as context (turns beside a match in its session)"
+    beside = f"{context} more as context (turns beside a match in its session)"
+    return f"{shown - context} of {result['matching']} matching, {beside}"
 
 
 def _cold_hint(result: dict[str, Any]) -> str:

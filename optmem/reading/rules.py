@@ -232,7 +232,7 @@ RULES: tuple[Rule, ...] = (
         "answer_share",
         "0",
         "the turn after a question gains what the question matched — not after a turn that states its"
-        " answer itself (Hermes' \"Asked: … ? — Answered: …\"; LoCoMo −0.0005, 8 q up, 5 down; LongMemEval"
+        ' answer itself (Hermes\' "Asked: … ? — Answered: …"; LoCoMo −0.0005, 8 q up, 5 down; LongMemEval'
         " +0.005, 5 up, 1 down), and never above that question",
         "+0.027",
         "+0.005",
