@@ -15,7 +15,8 @@ How a query is answered:
    × tier × recency bonus × the status factor of an old version, in bands by status); the most
    relevant candidates bring their session neighbours along, and the most relevant notes the
    newer note that reads as their new value though it shares no word with the query
-   (`_followers`: it stands in for the note it follows) — `_score`.
+   (`_followers`: it stands in for the note it follows) — `_score`; a hit that matches no word,
+   only through its session, is kept below the turn it borrowed from (`_kept_below`).
 3. Hits are sorted by band, score, tier, newer, id; then `ranking.updates_first` puts a newer
    record above an older one it updates, inside the top hits, and `ranking.successors_first` a
    superseded record below the records that replaced it — `_order`.
