@@ -55,6 +55,10 @@ def test_a_turn_holding_its_answer_lends_the_next_turn_nothing_as_its_answer(vau
     assert by_id[dentist]["answers"] is None and by_id[dentist]["relevance"] == 0
     # a neighbour's share, no more (it was the port turn's whole question before: +1.87 against 0.93)
     assert 0 < by_id[dentist]["context"] < by_id[moved]["relevance"]
+    # … and a correction of that turn inherits nothing it did not have
+    fixed = cli.json("correct", dentist, "User's dentist is Dr. Jones")["id"]
+    ids = [h["id"] for h in cli.json("search", "what port does the api use")["hits"]]
+    assert fixed not in ids[: ids.index(moved) + 1]
 
 
 @pytest.mark.parametrize(
