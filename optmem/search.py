@@ -245,14 +245,14 @@ def _ranked(
             if exact
             else left
         )
-    shown = len(hits) - context_hits
+    by_words = len(hits) - context_hits  # the hits shown that match the words
     return SearchResult(
         q.text,
         hits,
         found_all if total < 0 else max(total + admitted, len(hits)),
         cold_matches=max(0, left),
         context_hits=context_hits,
-        matching=found_all - context_all if total < 0 else max(total + admitted, shown),
+        matching=found_all - context_all if total < 0 else max(total + admitted, by_words),
     )
 
 
