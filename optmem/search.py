@@ -15,7 +15,8 @@ How a query is answered:
    × tier × recency bonus × the status factor of an old version, in bands by status); the most
    relevant candidates bring their session neighbours along, and the most relevant notes the
    newer note that reads as their new value though it shares no word with the query
-   (`_followers`: it stands in for the note it follows) — `_score`.
+   (`_followers`: it stands in for the note it follows) — `_score`; a hit that matches no word,
+   only through its session, is kept below the turn it borrowed from (`_kept_below`).
 3. Hits are sorted by band, score, tier, newer, id; then `ranking.updates_first` puts a newer
    record above an older one it updates, inside the top hits, and `ranking.successors_first` a
    superseded record below the records that replaced it — `_order`.
@@ -78,6 +79,10 @@ class SearchResult(Value):
     hits: list[view.RecordView]
     total: int
     warnings: list[str] = []
+    # the hits shown that match none of the query's words: turns beside a match in its conversation,
+    # found as its context (`relevance` 0); and how many records match the words themselves
+    context_hits: int = 0
+    matching: int | None = None  # None: all of `total`
     cold_matches: int = 0  # cold records that match too but were left out (they match less well
     #                          than the best warm hit); past `candidates.COUNT_BUDGET` term matches, those
     #                          among the candidates (a lower bound)
@@ -89,6 +94,8 @@ class SearchResult(Value):
             "query": self.query,
             "hits": [h.hit(show_unsafe=show_unsafe) for h in self.hits],
             "total": self.total,
+            "matching": self.total if self.matching is None else self.matching,
+            "context_hits": self.context_hits,
             "cold_matches": self.cold_matches,
             "forgotten_matches": self.forgotten_matches,
             "held_matches": self.held_matches,
@@ -214,11 +221,13 @@ def _ranked(
     if not rows and not replaced:
         return SearchResult(q.text, [], 0)
     scored, corpus = _score(idx, q, rows, df, settings, replaced)
+    context_only = {s.row.n for s in scored if s.parts.relevance <= 0}
     admitted = left = 0
     if q.cold_best:
         scored, left = _best_cold(idx, scored)
         admitted = sum(s.parts.status == view.Status.COLD for s in scored)
-    hits, found_all = _order(scored, q, corpus, settings, _later_versions(idx, scored), idx)
+    hits, found_all, context_all = _order(scored, q, corpus, settings, _later_versions(idx, scored), idx)
+    context_hits = sum(1 for h in hits if h.line in context_only)
     if hits:  # the hits whose lines the write gate passed are shown without a scan (`Index.passed`)
         shown = {s.row.n: s.row for s in scored}
         passed = idx.passed([shown[h.line] for h in hits])
@@ -236,8 +245,14 @@ def _ranked(
             if exact
             else left
         )
+    by_words = len(hits) - context_hits  # the hits shown that match the words
     return SearchResult(
-        q.text, hits, found_all if total < 0 else max(total + admitted, len(hits)), cold_matches=max(0, left)
+        q.text,
+        hits,
+        found_all if total < 0 else max(total + admitted, len(hits)),
+        cold_matches=max(0, left),
+        context_hits=context_hits,
+        matching=found_all - context_all if total < 0 else max(total + admitted, by_words),
     )
 
 
@@ -380,9 +395,14 @@ class _Answers:
                 or (row.domain, row.session, row.spos + 1) not in placed
             ):  # no answer to lend to
                 continue
-            asks = questions.questions(textmod.fold(rel.record.text)) if questions.may_ask(rel.record.text) else ""
+            if not questions.may_ask(rel.record.text):
+                continue
+            folded = textmod.fold(rel.record.text)
+            asks = questions.questions(folded)
             toks = textmod.tokens(asks, folded=True) if asks else []
             matched = terms.intersection(toks)
+            if matched and _holds_its_answer(folded, matched):
+                continue
             if matched and not (corpus.when and matched <= corpus.when):
                 place = (row.domain, row.session, row.spos)
                 self.asked[place] = (_bm25(toks, rel.length, corpus), rel.length, row.id)
@@ -398,6 +418,16 @@ class _Answers:
         return ranking.answer_lift(relevance, question_length, length, self.settings), question_id
 
 
+def _holds_its_answer(folded: str, matched: frozenset[str]) -> bool:
+    """Whether a turn that asks states its answer itself, after its question: what it says there
+    is labelled as the answer ("Asked: What port does the api use? — Answered: The api listens on
+    port 8080.", as the Hermes provider writes a turn; "Q: … ? A: …") or speaks of what the
+    question matched ("… the api listens on port 8080"). Its next turn is then no answer to it:
+    a new message, which gains only a neighbour's share."""
+    after = questions.open_questions(folded)[1]
+    return bool(after) and (questions.answered(after) or not matched.isdisjoint(textmod.tokens(after, folded=True)))
+
+
 class _Scored(NamedTuple):
     row: Row
     record: Record
@@ -406,6 +436,7 @@ class _Scored(NamedTuple):
     stands_for: str | None = None  # the superseded record whose relevance it took
     answers: str | None = None  # the question (the turn before) whose relevance it took a share of
     follows: str | None = None  # the matched note it reads as a newer value of (`_followers`)
+    below: str | None = None  # matching only through its session: the record it is kept below (`_kept_below`)
 
 
 _Placed = tuple[_Scored, str | None, str | None]  # a hit, the record it went above, the one it updates
@@ -620,6 +651,8 @@ def _score(
     # a session's turns lend each other context within one domain (a session name reused in
     # another domain is another conversation)
     own = {(r.domain, r.session, r.spos): seen[n].relevance for n, r in rows.items() if r.session is not None}
+    ids = {(r.domain, r.session, r.spos): r.id for r in rows.values() if r.session is not None}
+    borrowed: dict[int, tuple[str, bool]] = {}  # line → the turn its context came from, as its answer?
     out = []
     w = settings.context_window
     hot = _HotFiles(idx)
@@ -631,12 +664,14 @@ def _score(
             relevance, stands_for = stands[n]
         context = 0.0
         if row.session is not None and row.spos is not None:
-            context = ranking.context_share(
-                (own.get((row.domain, row.session, row.spos + d), 0.0) for d in range(-w, w + 1) if d), settings
-            )
+            near = [(row.domain, row.session, row.spos + d) for d in range(-w, w + 1) if d]
+            context = ranking.context_share((own.get(p, 0.0) for p in near), settings)
+            lender = ids.get(max(near, key=lambda p: own.get(p, 0.0))) if context > 0 else None
             lift, question = answers.of(row, length)
             if lift > context:
-                context, answered = lift, question
+                context, answered, lender = lift, question, question
+            if lender:
+                borrowed[n] = (lender, answered is not None)
         follows_id = None
         if n in follows:  # it stands in for the note it follows, as a correction does
             follows_id, lent = follows[n]
@@ -665,7 +700,33 @@ def _score(
             past=past,
         )
         out.append(_Scored(row, rec, parts, matched, stands_for, answered, follows_id))
-    return out, corpus
+    return _kept_below(out, borrowed), corpus
+
+
+def _kept_below(out: list[_Scored], lent: dict[int, tuple[str, bool]]) -> list[_Scored]:
+    """A hit that matches none of the query's words, only through its session (`lent`: line →
+    the turn it borrowed from, whether as that turn's answer), never ranks above the turn it
+    borrowed from; and one a neighbour's share brought, never above a hit of its band that matches
+    the words (the turn after a question may: it is read as the answer). Its score is set just
+    below, keeping the order of such hits; `--explain` names the record it is kept below."""
+    parts = {s.row.id: s.parts for s in out}
+    weakest: dict[int, _Scored] = {}  # band → its lowest-scored hit that matches the words
+    for s in out:
+        if s.parts.relevance > 0 and (s.parts.band not in weakest or s.parts.score < weakest[s.parts.band].parts.score):
+            weakest[s.parts.band] = s
+    for i, s in enumerate(out):
+        if s.parts.relevance > 0 or s.row.n not in lent:
+            continue
+        lender, answer = lent[s.row.n]
+        above = [(p.score, lender) for p in (parts.get(lender),) if p is not None and p.band == s.parts.band]
+        if not answer and (match := weakest.get(s.parts.band)) is not None:
+            above.append((match.parts.score, match.row.id))
+        if not above or s.parts.score < min(above)[0]:
+            continue
+        score, below = min(above)
+        # just below it, the larger score still the higher
+        out[i] = s._replace(parts=s.parts._replace(score=score * (1 - 1e-6 / (1 + s.parts.score))), below=below)
+    return out
 
 
 def _trusted(idx: Index, q: Query) -> bool:
@@ -798,7 +859,7 @@ def _order(
     settings: Ranking,
     replacing: dict[str, frozenset[str]],
     idx: Index,
-) -> tuple[list[view.RecordView], int]:
+) -> tuple[list[view.RecordView], int, int]:
     """Band, score, then ties (higher tier, newer — a later ts, then `view.tie_key`: never the
     order the index holds the records in, which can differ between clones); then the newer-first
     rules: same-topic records among the top hits, and records that update an older one inside
@@ -806,7 +867,7 @@ def _order(
     ties round and skips both rules (one that names a day skips them too). Last, every
     superseded hit goes below the hits that replaced it (`replacing`: `_later_versions`), whatever
     the query asks. Returns the hits of the page and how many there are in all (a hot entry
-    journalled more than once counts once)."""
+    journalled more than once counts once), and how many of those match as context only."""
     asks = q.intent.asks
     later = -1 if asks == "past" else 1  # ties: the newer first — the older when asked for the past
     # (not the index key: it can differ between clones — `view.tie_key`)
@@ -893,6 +954,7 @@ def _order(
                 asks=asks,
                 stands_for=s.stands_for,
                 answers=s.answers,
+                below=s.below,
                 dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                 b=round(corpus.params.b, 3),
             )
@@ -915,4 +977,4 @@ def _order(
                 across_domains=across.get(s.row.n, ()),
             )
         )
-    return hits, len(kept)
+    return hits, len(kept), sum(1 for s in kept if s.parts.relevance <= 0)

@@ -341,6 +341,8 @@ def test_nothing_found_is_success_with_empty_hits(vault, cli):
         "query": "完全无关 zebra",
         "hits": [],
         "total": 0,
+        "matching": 0,
+        "context_hits": 0,
         "cold_matches": 0,
         "forgotten_matches": 0,
         "held_matches": 0,

@@ -45,7 +45,7 @@ def render_hits(result: dict[str, Any]) -> str | None:
         from rich.console import Console
 
         Console().print(hits_table(result))
-        return f"{len(rows)} of {result['total']} matching" + _cold_hint(result)
+        return _footer(result) + _cold_hint(result)
     from optmem.terminal import pad
 
     lines = []
@@ -53,7 +53,7 @@ def render_hits(result: dict[str, Any]) -> str | None:
         lines.append(f"{age:>8}  {pad(where, 16)} {rid}  {text}" + (f"  [{badge}]" if badge else ""))
         if ex:
             lines.append(" " * 10 + _explain(ex))
-    lines.append(f"{len(rows)} of {result['total']} matching" + _cold_hint(result))
+    lines.append(_footer(result) + _cold_hint(result))
     return "\n".join(lines)
 
 
@@ -83,6 +83,17 @@ def hits_table(result: dict[str, Any]) -> Any:
     return table
 
 
+def _footer(result: dict[str, Any]) -> str:
+    """How many hits are shown of how many match: "3 of 5 matching"; hits that match none of the
+    words, only as the turns beside a match in its conversation, are counted apart ("2 of 2
+    matching, 2 more as context")."""
+    shown, context = len(result["hits"]), result.get("context_hits") or 0
+    if not context:
+        return f"{shown} of {result['total']} matching"
+    beside = f"{context} more as context (turns beside a match in its session)"
+    return f"{shown - context} of {result['matching']} matching, {beside}"
+
+
 def _cold_hint(result: dict[str, Any]) -> str:
     """What else matches but is hidden: cold, forgotten and held records, and the flag that shows them."""
     said = [
@@ -101,6 +112,8 @@ def _explain(ex: dict[str, Any]) -> str:
         parts.append(f"context=+{ex['context']}")
     if ex.get("answers"):
         parts.append(f"(answers {short(ex['answers'])})")
+    if ex.get("below"):
+        parts.append(f"(matches only through its session: kept below {short(ex['below'])})")
     if ex.get("dates"):
         parts.append("dates=" + ",".join(d.lstrip("_") for d in ex["dates"]))
     parts += [

@@ -14,7 +14,7 @@ import re
 from optmem.reading.lexicon import MEASURES, UNIT_CHARS, UNIT_WORDS
 from optmem.text import cjk_compiled
 
-__all__ = ["asks_how", "may_ask", "questions", "topic_runs"]
+__all__ = ["asks_how", "may_ask", "open_questions", "questions", "topic_runs"]
 
 # The word after "how" that asks for an amount: "how many", "how much", "how long" are the
 # question's form as 多少 and 多久 are (a record saying "many" or "long" is no answer to "how many
@@ -107,3 +107,42 @@ def questions(folded: str) -> str:
     if folded.isascii() and "\x01" not in folded:
         return " ".join(_QUESTION_RE.findall(folded))
     return " ".join(folded[m.start() : m.end()] for m in _QUESTION_RE.finditer(folded.translate(_AS_ASCII)))
+
+
+def _spans(folded: str) -> list[tuple[int, int]]:
+    global _QUESTION_RE
+    if _QUESTION_RE is None:
+        _QUESTION_RE = re.compile(_QUESTION_ASCII)
+    text = folded if folded.isascii() and "\x01" not in folded else folded.translate(_AS_ASCII)
+    return [m.span() for m in _QUESTION_RE.finditer(text)]
+
+
+def open_questions(folded: str) -> tuple[str, str]:
+    """The question sentences a folded text ends with — those no statement follows, what it leaves
+    for the next turn to answer — and what it states after its last question ("" when it ends
+    asking). A turn that holds both sides of an exchange ("Asked: What port does the api use? —
+    Answered: The api listens on port 8080.") leaves nothing open: ("", "— answered: …")."""
+    if not may_ask(folded):
+        return "", ""
+    spans = _spans(folded)
+    if not spans:
+        return "", ""
+    after = folded[spans[-1][1] :]
+    if any(ch.isalnum() for ch in after):
+        return "", after
+    first = len(spans) - 1  # the run of questions it ends with ("I got a dog. Is it yours? Its name?")
+    while first and not any(ch.isalnum() for ch in folded[spans[first - 1][1] : spans[first][0]]):
+        first -= 1
+    return " ".join(folded[a:b] for a, b in spans[first:]), ""
+
+
+_ANSWER_LABEL: re.Pattern[str] | None = None
+
+
+def answered(after: str) -> bool:
+    """Whether what a folded text states after its question is labelled as the answer: "… ? —
+    Answered: …" (a Hermes turn), "Q: … ? A: …", "…？ 答：…"."""
+    global _ANSWER_LABEL
+    if _ANSWER_LABEL is None:
+        _ANSWER_LABEL = re.compile(r"[\s\-—–|:：]*(?:answered|answer|a|回答|答|答复|答覆)\s*[:：]")
+    return _ANSWER_LABEL.match(after) is not None
