@@ -785,18 +785,21 @@ class Provider:
                 held=str(entry["held"]) if entry.get("held") else None,
             )
             log.append(self.vault, draft)
-        else:
-            handoff.write(
+        else:  # (a line the scanner flags is held in quarantine, out of the handoff: never the whole refused)
+            _, _, warnings = handoff.write_kept(
                 self.vault,
                 str(entry["handoff"]),
-                done=entry.get("done"),
-                next=entry.get("next"),
-                note=entry.get("note"),
+                done=[str(i) for i in entry.get("done") or []],
+                blocked=[],
+                next=[str(i) for i in entry.get("next") or []],
+                note=str(entry.get("note") or ""),
                 source="hermes",
                 session=entry.get("session") or None,
                 said_at=said_at,
                 origin="agent",  # the agent's own account of its session
             )
+            for warning in warnings:
+                self._tell(warning)
 
     def _drain(self) -> bool:
         """Store what the spool holds, in order (`optmem.spool`); whether it is empty now."""
