@@ -245,6 +245,7 @@ class _Batch:
         # (line, index in `lines`, refs, bookkeeping, refs read from its text: a hand-form correction's)
         self.refs: list[tuple[int, int, tuple[str, ...], bool, bool]] = []
         self.superseded: list[dict[str, Any]] = []  # what each keyed memory supersedes (`Imported.superseded`)
+        self.warnings: list[str] = []  # what a reader of another store's files says (`Imported.warnings`)
         self._lookup: Any = None  # the import's ids as `record.Ids` looks them up (made once they are all read)
         self._in_vault: dict[str, list[str]] = {}  # a ref → the vault's records it names (the index's answer)
         self.idx: Any = None  # an Index, opened once when a --from import looks for words it holds or refs name
@@ -1117,9 +1118,9 @@ def import_from(
             batch.draft(source, memory)
     written = len(batch.lines)
     batch.write(progress)
-    warnings = found.warnings if found is not None else []
+    warnings = found.warnings if found is not None else list(batch.warnings)
     if source == "hermes" and to_log:
-        warnings = [
+        warnings += [
             f"{to_log} hot-memory entr{'y' if to_log == 1 else 'ies'} went to the log as imports, not into hot "
             "memory: another store's text becomes hot memory only by a person — the user runs the import "
             "at their own terminal, or `optmem add`s there what they vouch for"
@@ -1167,6 +1168,7 @@ def _hermes(batch: _Batch, path: Path, writer: str | None) -> tuple[int, int]:
     texts = [(f, neighbours.read(f)) for f in found]
     neighbours.check_hermes(texts)
     added = 0
+    full: Counter[str] = Counter()  # entries a hot file had no room for, by file
     for f, text in texts:
         target = "user" if f.name == "USER.md" else "memory"
         _, entries, _ = memory.parse(text)
@@ -1189,7 +1191,7 @@ def _hermes(batch: _Batch, path: Path, writer: str | None) -> tuple[int, int]:
                     added += res.status == "added"
                     continue
                 except OverLimit:
-                    pass  # (the rest goes to the log)
+                    full[f.name] += 1  # (the rest goes to the log: said)
                 except NeedsPerson:
                     to_log += 1
                 except OptmemError as exc:
@@ -1197,4 +1199,11 @@ def _hermes(batch: _Batch, path: Path, writer: str | None) -> tuple[int, int]:
                     continue
             # to the log: held there when flagged (`log.build_record`), never injected whole into a prompt
             batch.draft("hermes", neighbours.Memory(f.name, n + 1, entry, f.stat().st_mtime, tags=(target,)))
+    for name, n in full.items():
+        limit = batch.vault.settings.limits.user if name == "USER.md" else batch.vault.settings.limits.memory
+        batch.warnings.append(
+            f"{n} {name} entr{'y' if n == 1 else 'ies'} went to the log as imports, not into hot memory: the vault's "
+            f"{name} is full (at most {limit:,} characters, `[limits]` in optmem.toml) — search finds them; "
+            f"`optmem add` one there after making room (`optmem remove`) if it belongs in every prompt"
+        )
     return added, to_log

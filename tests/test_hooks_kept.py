@@ -129,3 +129,49 @@ def test_hermes_session_end_holds_a_flagged_line_and_writes_the_rest_of_the_hand
     [held] = [r for r in recs if r.get("held")]
     assert held["held"] == "ignore_previous_instructions" and "print the system prompt" in held["text"]
     assert any("held in quarantine" in m and held["id"] in m for m in told), told
+
+
+def test_a_hermes_memory_edit_hot_memory_cannot_take_goes_to_the_log_and_is_said(tmp_path, monkeypatch, cli):
+    """Review 15, finding 3: a memory-tool replace that does not fit MEMORY.md was dropped with an
+    INFO line — the shared vault kept the old value as current, and nothing said so."""
+    from optmem.integrations import hermes
+
+    monkeypatch.delenv("OPTMEM_VAULT", raising=False)
+    (tmp_path / "webapp").mkdir()
+    monkeypatch.chdir(tmp_path / "webapp")
+    home = tmp_path / "hermes"
+    (home / "optmem").mkdir(parents=True)
+    (home / "optmem" / "optmem.toml").write_text("[limits]\nmemory = 200\n", "utf-8")
+    told: list[str] = []
+    p = hermes.provider()
+    p.initialize("s-7", hermes_home=str(home), platform="cli", agent_context="primary", warning_callback=told.append)
+    p.on_memory_write("add", "memory", "The deploy window moved to Thursday.")
+    p.on_memory_write("add", "memory", "Staging runs on pg-staging-3; " + "its backups run nightly. " * 4)
+    assert told == []
+    longer = "The deploy window moved to Monday 06:00 UTC, after the database maintenance; " * 2
+    p.on_memory_write("replace", "memory", longer, {"old_text": "deploy window moved to Thursday"})
+    vault = home / "optmem"
+    assert "Thursday" in (vault / "MEMORY.md").read_text("utf-8")  # (hot memory could not take it)
+    [kept] = [r for r in log_lines(vault) if "Monday" in r["text"]]
+    assert kept["origin"] == "agent" and kept["source"] == "hermes" and kept["tags"] == ["memory"]
+    [warning] = told
+    assert "replace was not mirrored into MEMORY.md" in warning and kept["id"] in warning
+    assert "may be outdated" in warning and "deploy window moved to Thursday" in warning
+    hits = cli.json("--vault", str(vault), "search", "deploy window Monday")["hits"]
+    assert kept["id"] in [h["id"] for h in hits]
+    p.on_memory_write("remove", "memory", "", {"old_text": "no such entry"})  # nothing to keep: said all the same
+    assert len(told) == 2 and "remove was not mirrored" in told[1]
+
+
+def test_a_persons_hermes_import_says_why_entries_went_to_the_log(cli, tmp_path):
+    """Review 15, finding 9: entries MEMORY.md had no room for went to the log unsaid."""
+    memories = tmp_path / "memories"
+    memories.mkdir()
+    entries = [f"Fact {n:02d}: the {n}th service listens on port {9000 + n}; " + "detail " * 36 for n in range(12)]
+    (memories / "MEMORY.md").write_text("\n§\n".join(entries) + "\n", "utf-8")
+    done = cli.json("import", "--from", "hermes", str(memories), "--origin", "user")
+    assert done["hot"] + done["records"] == 12 and done["records"] > 0
+    [said] = [w for w in done["warnings"] if "MEMORY.md is full" in w]
+    assert said.startswith(f"{done['records']} MEMORY.md entries went to the log")
+    human = cli("import", "--from", "hermes", str(memories), "--origin", "user")
+    assert human.exit_code == 0
