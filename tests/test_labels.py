@@ -104,3 +104,18 @@ def test_an_inference_the_user_then_states_word_for_word_becomes_a_statement(cli
     assert stated["record"]["key"] == "user.city" and stated["record"]["kind"] == "correction", stated
     [head] = [v for v in cli.json("history", "--key", "user.city")["versions"] if v["status"] == "current"]
     assert head["id"] == stated["id"], head
+
+
+# -- review 15: labels on every surface ------------------------------------------------------------
+DAY1, DAY2 = {"OPTMEM_NOW": "2026-12-01T10:00:00Z"}, {"OPTMEM_NOW": "2026-12-02T10:00:00Z"}
+
+
+def test_search_labels_stand_apart(cli, vault):
+    """Finding 7: "[SUPERSEDED by X FROM TOOL]" read as if the successor came from a tool."""
+    tool = cli.json(
+        "append", "cache ttl is 10 minutes (from config.yaml)", "--key", "cache.ttl", "--origin", "tool", env=DAY1
+    )
+    user = cli.json("append", "cache ttl is 5 minutes", "--key", "cache.ttl", "--origin", "user", env=DAY2)
+    shown = cli("search", "cache ttl").stdout
+    assert f"[SUPERSEDED by {user['id'][-8:]}; FROM TOOL]" in shown, shown
+    assert tool["id"][-8:] in shown
