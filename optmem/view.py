@@ -420,10 +420,11 @@ def _heads(pool: list[Member], by_id: dict[str, Member]) -> list[Member]:
 def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     """Which record of a key group is current: the newest — unless time cannot order it against
     another value (`_unordered`), then those values are in conflict; so is a newer inference
-    against what was stated (it never overrules a statement by itself). A redline holds its key
-    against newer non-redlines. A forgotten record never wins (a forgotten newest value gives its
-    key back to the one before); a corrected one still holds its key against older values (its
-    correction stands for it, whatever key the correction has); a guess waits (`waits`)."""
+    against what was stated or read from a tool or an import (it never overrules either by
+    itself). A redline holds its key against newer non-redlines. A forgotten record never wins
+    (a forgotten newest value gives its key back to the one before); a corrected one still holds
+    its key against older values (its correction stands for it, whatever key the correction
+    has); a guess waits (`waits`)."""
     # a hot-memory entry's journal is ordered by the log alone (its last line is the entry's state)
     live = [m for m in members if (not m.out and not waits(m)) or m.kind == MEMORY]
     if not live:  # nothing said for sure: the newest wins (guesses are never put to the user)
@@ -437,9 +438,12 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     # conflict window, which opts in to asking about values written knowingly, still reaches it
     rivals = [m for m in pool if m is not top and _unordered(top, m, window, by_id, head=m in heads)]
     stated = [m for m in pool if said(m)]
-    # an inference, or a tool's output, never overrules what was said, however new: the user is asked
-    if not said(top) and stated and top.kind != MEMORY:  # (a hot entry's journal: the log's order)
-        last = newest(_heads(stated, by_id))  # what was last said: not a value replaced through `after`
+    # an inference, or a tool's output, never overrules what was said, however new: the user is
+    # asked; nor does an inference overrule a value read from a tool or brought by an import — a
+    # guess against evidence is put to the user too, never a quiet supersession
+    grounded = stated if not said(top) and stated else [m for m in pool if not m.inferred] if top.inferred else []
+    if grounded and top.kind != MEMORY:  # (a hot entry's journal: the log's order)
+        last = newest(_heads(grounded, by_id))  # what was last said: not a value replaced through `after`
         if last.fp is None or last.fp != top.fp:
             rivals = [last] + [m for m in rivals if m is not last]
     if not rivals:

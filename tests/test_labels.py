@@ -110,6 +110,26 @@ def test_an_inference_the_user_then_states_word_for_word_becomes_a_statement(cli
 DAY1, DAY2 = {"OPTMEM_NOW": "2026-12-01T10:00:00Z"}, {"OPTMEM_NOW": "2026-12-02T10:00:00Z"}
 
 
+def test_an_inference_never_quietly_supersedes_a_tools_value(cli, vault):
+    """Finding 6: between a value read from a tool and a newer inference, the newest won — the
+    tool's value read SUPERSEDED, `conflicts` said none, `context` showed only the guess."""
+    tool = cli.json(
+        "append", "db port is 5432 (from postgresql.conf)", "--key", "db.port", "--origin", "tool", env=DAY1
+    )
+    guess = cli.json(
+        "append", "db port is probably 6543", "--key", "db.port", "--origin", "agent", "--basis", "inferred", env=DAY2
+    )
+    assert cli.json("get", tool["id"])["record"]["status"] == "current"
+    assert [c["key"] for c in cli.json("conflicts")["conflicts"]] == ["db.port"]
+    ctx = cli("context").stdout
+    assert "5432" in ctx and "6543" in ctx and "which is right now?" in ctx
+    shown = cli("search", "db port").stdout
+    assert f"{guess['id'][-8:]}  db port is probably 6543  [CONFLICT; INFERRED]" in shown, shown
+    # a statement after both settles it as ever: the newest said value wins
+    cli.json("append", "db port is 5432", "--key", "db.port", "--origin", "user")
+    assert cli.json("conflicts")["conflicts"] == []
+
+
 def test_search_labels_stand_apart(cli, vault):
     """Finding 7: "[SUPERSEDED by X FROM TOOL]" read as if the successor came from a tool."""
     tool = cli.json(
