@@ -110,6 +110,18 @@ def test_an_inference_the_user_then_states_word_for_word_becomes_a_statement(cli
 DAY1, DAY2 = {"OPTMEM_NOW": "2026-12-01T10:00:00Z"}, {"OPTMEM_NOW": "2026-12-02T10:00:00Z"}
 
 
+def test_context_never_says_you_were_told_of_an_inference(cli, vault):
+    """Finding 5: a conflict between what the user said and an agent's inference read "you were
+    told … or …", as if both had been said."""
+    cli.json("append", "backend port is 8080", "--key", "backend.port", "--origin", "user", env=DAY1)
+    cli.json(
+        "append", "backend port is 7070", "--key", "backend.port", "--origin", "agent", "--basis", "inferred", env=DAY2
+    )
+    [line] = [x for x in cli("context").stdout.splitlines() if x.startswith("- backend.port:")]
+    assert "you were told" not in line and line.startswith("- backend.port: the values are “backend port is 8080”")
+    assert "inferred)" in line
+
+
 def test_an_inference_never_quietly_supersedes_a_tools_value(cli, vault):
     """Finding 6: between a value read from a tool and a newer inference, the newest won — the
     tool's value read SUPERSEDED, `conflicts` said none, `context` showed only the guess."""
