@@ -398,6 +398,7 @@ def _facts(vault: Vault, project: str, domain: str | None, now: float) -> tuple[
             notes = [
                 *([view.CONFLICT_LABEL] if r.disputed else []),
                 *(["inferred"] if r.inferred else []),
+                *(["state"] if r.state else []),  # (a temporary state, as every surface labels it: `view.labels`)
                 *view.guess_notes(None, [n.id for n in newer], name),
                 *_unchecked(vault, r, now),
             ]
@@ -476,6 +477,7 @@ def _records(
             # one of two values that stand together: marked as every surface marks it (`view.labels`)
             *([view.CONFLICT_LABEL] if rows[rec.id].disputed and view.status(rows[rec.id], now) in view.LIVE else []),
             *(["inferred"] if rec.basis == "inferred" else []),
+            *(["state"] if rec.state else []),  # (a temporary state, as every surface labels it: `view.labels`)
             *view.guess_notes(  # the write gate's guesses, worded as every surface words them
                 guess.get("may_update"), guess.get("updated_by", ()), lambda rid: f"id {_id(rid, rid in stored)}"
             ),

@@ -151,3 +151,11 @@ def test_search_labels_stand_apart(cli, vault):
     shown = cli("search", "cache ttl").stdout
     assert f"[SUPERSEDED by {user['id'][-8:]}; FROM TOOL]" in shown, shown
     assert tool["id"][-8:] in shown
+
+
+def test_context_labels_a_state_as_search_and_get_do(cli, vault):
+    """Finding 8: a state read [STATE] in search and get, plain in context."""
+    rid = cli.json("append", "Bob worked until 3am on the release", "--state")["id"]
+    assert "STATE" in cli("search", "Bob worked").stdout and "[STATE]" in cli("get", rid).stdout
+    [line] = [x for x in cli("context").stdout.splitlines() if "Bob worked until 3am" in x]
+    assert line.endswith("(state)"), line
