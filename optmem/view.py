@@ -617,11 +617,15 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
     """The words every human surface puts beside a record — search's badges, `get` and `history`,
     `conflicts`, `pending`, `sweep` — from its JSON shape (`RecordView.hit`/`full`, or a row that
     carries the same fields): its status, then what else it is (a redline, a guess, a value in
-    conflict, an agent's inference, a state, a correction, where it came from). A guess or an
-    inference never reads as a plain fact on any of them. `omit`: what a surface already says
+    conflict, an agent's inference, a state, a correction, where it came from; a summary node,
+    who wrote it). A guess, an inference or a summariser's words never read as a plain fact on
+    any of them. `omit`: what a surface already says
     its own way (`STATUS_LABEL`, `PENDING`, `CONFLICT`, the write gate's guesses)."""
     out = []
     st, by = shape.get("status"), shape.get("superseded_by")
+    if shape.get("kind") == "summary" and shape.get("summarizer"):  # a tree node: whose words they are
+        who = str(shape["summarizer"])
+        out.append("SUMMARY (extractive)" if who == "extractive" else f"SUMMARY (by {who}: a model's words)")
     if shape.get("tier") == "redline":
         out.append("UNVERIFIED REDLINE (optmem trust)" if shape.get("unverified") else "REDLINE")
     if STATUS_LABEL in omit:
