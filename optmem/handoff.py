@@ -571,12 +571,22 @@ def _hold_left(
     said_at: str | None,
     origin: str | None,
 ) -> tuple[str | None, list[str]]:
-    """What `write_kept` left out of a handoff, as one record held in quarantine: (its id, what to tell)."""
+    """What `write_kept` left out of a handoff, as one record held in quarantine: (its id, what to
+    tell). A part that holds a secret is not kept (storing it is the harm itself) and said; the
+    others are held all the same."""
     from optmem.errors import UnsafeContent
+    from optmem.quarantine import kind_of
 
-    if not left:
-        return None, []
     of = f"the {source} handoff of session {session}" if session else f"a {source} handoff"
+    secret = [part for part in left if kind_of(part[2]) != "injection"]
+    told = (
+        [f"{len(secret)} part(s) of {of} were not kept: the scanner flags a secret in them; nothing else was lost"]
+        if secret
+        else []
+    )
+    left = [part for part in left if part not in secret]
+    if not left:
+        return None, told
     text = f"Left out of {of} (project {project}) because the security scan flagged it:\n" + "\n".join(
         f"- {what}: {line}" for what, line, _ in left
     )
@@ -594,14 +604,12 @@ def _hold_left(
             ),
             gate=False,
         )
-    except UnsafeContent as err:  # (a secret: storing it is the harm itself)
-        return None, [
-            f"{len(left)} part(s) of {of} were not kept: the scanner flags a secret in them ({err.message}); "
-            "nothing else of the session was lost"
-        ]
+    except UnsafeContent as err:  # (a secret the parts make only together: storing it is the harm itself)
+        return None, [*told, f"{len(left)} part(s) of {of} were not kept: {err.message}; nothing else was lost"]
     rid = str(res.id)
     return rid, [
+        *told,
         f"{len(left)} part(s) of {of} the security scan flagged ({', '.join(sorted({r for *_, r in left}))}) are "
         f"held in quarantine as record {rid}, out of the handoff: `optmem quarantine` lists them, "
-        f"`optmem release {rid[-8:]}` if they are fine"
+        f"`optmem release {rid[-8:]}` if they are fine",
     ]
