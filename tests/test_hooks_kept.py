@@ -114,6 +114,7 @@ def test_a_handoff_the_locked_vault_cannot_take_waits_and_the_next_session_start
     spool = path.parent / "optmem-handoffs.spool"
     assert got["spool"] == str(spool) and spool.is_file()
     assert any("waits in" in w and "locked" in w for w in got["warnings"]), got["warnings"]
+    assert "postgres 16" in spool.read_text("utf-8")
     assert _handoff() is None
     start = _hook("SessionStart", repo, path.parent / "s3.jsonl", "s3")  # the next session, same project
     h = _handoff()
@@ -194,3 +195,20 @@ def test_a_persons_hermes_import_says_why_entries_went_to_the_log(cli, tmp_path)
     assert said.startswith(f"{done['records']} MEMORY.md entries went to the log")
     human = cli("import", "--from", "hermes", str(memories), "--origin", "user")
     assert human.exit_code == 0
+
+
+def test_a_secret_is_never_written_to_the_spool(tmp_path, vault_path):
+    repo = _repo(tmp_path)
+    assert run_optmem("init").returncode == 0
+    path = tmp_path / "projects" / "-src-shop" / "s5.jsonl"
+    path.parent.mkdir(parents=True)
+    report = "Done: wired the deploy job.\nDone: set the token to ghp_1234567890abcdefghijklmnopqrstuvwxyz12"
+    path.write_text(USER % json.dumps("Wire up the deploy job") + "\n" + ASSISTANT % json.dumps(report) + "\n", "utf-8")
+    held = _hold_lock(vault_path)
+    try:
+        got = _hook("SessionEnd", repo, path, "s5", "--set", "lock.timeout=0.2")
+    finally:
+        held.close()
+    spooled = (path.parent / "optmem-handoffs.spool").read_text("utf-8")
+    assert "wired the deploy job" in spooled and "ghp_1234567890" not in spooled
+    assert any("hold a secret and were not kept" in w for w in got["warnings"]), got["warnings"]

@@ -418,6 +418,9 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
         reason = "earlier handoffs still wait in the spool"
     where = spool_of(event)
     assert where is not None  # (the transcript is there)
+    secrets = _without_secrets(entry)  # (a secret is never written, not even to the spool)
+    if secrets:
+        warnings = warnings + [f"{secrets} line(s) of the handoff hold a secret and were not kept (not spooled)"]
     spool.put(where, entry, within=where.parent)  # (stamped with when it was said)
     return {
         "event": name,
@@ -431,6 +434,18 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
             "(the next session's start, or `optmem hook claude-code` with this event again)"
         ],
     }
+
+
+def _without_secrets(entry: dict[str, Any]) -> int:
+    """Take the lines the scanner finds a secret in out of a handoff about to be spooled; how many."""
+    from optmem.quarantine import kind_of
+
+    gone = 0
+    for part in ("requests", "done", "blocked", "next"):
+        kept = [line for line in entry[part] if not ((rule := scan_find(line)) and kind_of(rule) != "injection")]
+        gone += len(entry[part]) - len(kept)
+        entry[part] = kept
+    return gone
 
 
 def drain(vault: Vault, event: dict[str, Any]) -> tuple[bool, list[str]]:
