@@ -190,8 +190,12 @@ def _conflicts(
             what = _line(c.key, ok) if c.key is not None else f"id {_line(c.name, ok)} was corrected two ways"
         if c.project and c.project != (project or mine):  # (several projects' conflicts: whose this one is)
             what = f"{what} (project {_line(c.project, ok)})"
-        # where each value came from: "you were told" only of what was said in the conversation
-        lead = "you were told" if not any(secondhand(v.get("origin")) for v in shown) else "the values are"
+        # where each value came from: "you were told" only when every value was said in the
+        # conversation — none found outside it, none an agent's inference, none a guess (`view.said`)
+        told_all = all(
+            not secondhand(v.get("origin")) and v.get("basis") != "inferred" and not v.get("pending") for v in shown
+        )
+        lead = "you were told" if told_all else "the values are"
         out.append(
             f"- {what}: {lead} {told}{more} — which is right now? Ask the user, then "
             f"`optmem resolve {_line(c.name, ok)} --keep ID`"
@@ -394,6 +398,7 @@ def _facts(vault: Vault, project: str, domain: str | None, now: float) -> tuple[
             notes = [
                 *([view.CONFLICT_LABEL] if r.disputed else []),
                 *(["inferred"] if r.inferred else []),
+                *(["state"] if r.state else []),  # (a temporary state, as every surface labels it: `view.labels`)
                 *view.guess_notes(None, [n.id for n in newer], name),
                 *_unchecked(vault, r, now),
             ]
@@ -472,6 +477,7 @@ def _records(
             # one of two values that stand together: marked as every surface marks it (`view.labels`)
             *([view.CONFLICT_LABEL] if rows[rec.id].disputed and view.status(rows[rec.id], now) in view.LIVE else []),
             *(["inferred"] if rec.basis == "inferred" else []),
+            *(["state"] if rec.state else []),  # (a temporary state, as every surface labels it: `view.labels`)
             *view.guess_notes(  # the write gate's guesses, worded as every surface words them
                 guess.get("may_update"), guess.get("updated_by", ()), lambda rid: f"id {_id(rid, rid in stored)}"
             ),

@@ -483,3 +483,133 @@ def list_all(vault: Vault) -> list[dict[str, Any]]:
 
 def _listed(h: Handoff) -> dict[str, Any]:
     return {"domain": h.domain, "time": h.time, "done": len(h.done), "blocked": len(h.blocked), "next": h.next}
+
+
+HELD_NOTE = " ({} part(s) the security scan flagged are held in quarantine.)"  # what a handoff says of them
+
+
+def write_kept(
+    vault: Vault,
+    project: str,
+    *,
+    done: list[str],
+    blocked: list[str],
+    next: list[str],
+    note: str,
+    bare_note: str | None = None,
+    left_out: list[tuple[str, str]] | None = None,
+    source: str,
+    session: str | None,
+    said_at: str | None = None,
+    origin: str | None = "agent",
+) -> tuple[Handoff | None, str | None, list[str]]:
+    """A session's handoff as an agent host writes it, unattended: nothing of it is lost to the
+    scanner. A line it flags as a possible injection is left out of the handoff (its file goes
+    into prompts whole, so it cannot be held itself) and kept, with every other line left out, in
+    one record held in quarantine (`optmem quarantine`), as any flagged write is. When the note as a
+    whole trips the scanner (lines that each pass, read together), the handoff is written with
+    `bare_note` instead and the note is held; when the handoff as a whole still trips, all of it is
+    held and no handoff is written (`left_out`: parts the caller left out already, (what, text),
+    held with them). A secret is refused, as everywhere: the warnings say what was
+    left out for it. Errors of the vault's state (locked, read-only) pass to the caller, which
+    spools the write. Returns (the handoff written, or None when none could be; the record that
+    holds what was left out, or None; what to tell)."""
+    from optmem.errors import UnsafeContent
+
+    items = {"done": list(done), "blocked": list(blocked), "next": list(next)}
+    left = [(what, text, scan.find(text) or "?") for what, text in left_out or []]  # (what, text, rule)
+    for section, lines in items.items():
+        for line in lines:
+            if rule := scan.find(line):
+                left.append((section, line, rule))
+        items[section] = [line for line in lines if not scan.find(line)]
+    notes = note
+    if note and (rule := scan.find(note)):
+        left.append(("note", note, rule))
+        notes = bare_note or ""
+    h: Handoff | None = None
+    for attempt in range(3):
+        try:
+            if any(items.values()) or notes.strip():
+                h = write(
+                    vault,
+                    project,
+                    done=items["done"],
+                    blocked=items["blocked"],
+                    next=items["next"],
+                    note=notes + (HELD_NOTE.format(len(left)) if left else ""),
+                    source=source,
+                    session=session,
+                    said_at=said_at,
+                    origin=origin,
+                )
+            break
+        except UnsafeContent as err:  # (the parts pass one by one; read together they trip)
+            rule = str(err.context.get("rule") or "?")
+            if err.context.get("kind") != "injection":
+                raise
+            if attempt == 0 and notes and notes != (bare_note or ""):
+                left.append(("note", notes, rule))
+                notes = bare_note or ""
+                continue
+            left += [(s, line, rule) for s, lines in items.items() for line in lines]
+            if notes and notes != (bare_note or ""):
+                left.append(("note", notes, rule))
+            items = {s: [] for s in items}
+            notes = ""
+            break
+    return (h, *_hold_left(vault, project, left, source=source, session=session, said_at=said_at, origin=origin))
+
+
+def _hold_left(
+    vault: Vault,
+    project: str,
+    left: list[tuple[str, str, str]],
+    *,
+    source: str,
+    session: str | None,
+    said_at: str | None,
+    origin: str | None,
+) -> tuple[str | None, list[str]]:
+    """What `write_kept` left out of a handoff, as one record held in quarantine: (its id, what to
+    tell). A part that holds a secret is not kept (storing it is the harm itself) and said; the
+    others are held all the same."""
+    from optmem.errors import UnsafeContent
+    from optmem.quarantine import kind_of
+
+    of = f"the {source} handoff of session {session}" if session else f"a {source} handoff"
+    secret = [part for part in left if kind_of(part[2]) != "injection"]
+    told = (
+        [f"{len(secret)} part(s) of {of} were not kept: the scanner flags a secret in them; nothing else was lost"]
+        if secret
+        else []
+    )
+    left = [part for part in left if part not in secret]
+    if not left:
+        return None, told
+    text = f"Left out of {of} (project {project}) because the security scan flagged it:\n" + "\n".join(
+        f"- {what}: {line}" for what, line, _ in left
+    )
+    try:
+        res = log.append(
+            vault,
+            log.Draft(
+                text,
+                project=project,
+                source=source,
+                session=session,
+                origin=origin,
+                held=left[0][2],
+                extra={"said_at": said_at} if said_at else None,
+            ),
+            gate=False,
+        )
+    except UnsafeContent as err:  # (a secret the parts make only together: storing it is the harm itself)
+        return None, [*told, f"{len(left)} part(s) of {of} were not kept: {err.message}; nothing else was lost"]
+    rid = str(res.id)
+    return rid, [
+        *told,
+        f"{len(left)} part(s) of {of} the security scan flagged ({', '.join(sorted({r for *_, r in left}))}) are "
+        f"held in quarantine as record {rid}, out of the handoff: `optmem quarantine` lists them, "
+        f"`optmem release {rid[-8:]}` if they are fine",
+    ]

@@ -53,6 +53,24 @@ class Memory(NamedTuple):
     expires: str | None = None  # an ISO time
     extra: dict[str, Any] | None = None
     ident: str | None = None  # what its source calls it (Mem0's id), else where it is (file, project)
+    # what an older optmem keyed it by (`Legacy`): a record of these it holds current is this memory's earlier self
+    legacy: Legacy | None = None
+
+
+class Legacy(NamedTuple):
+    """How an older optmem keyed a memory it imported, so the next import re-keys exactly those
+    records and no other: `like`, what their key starts with (SQL LIKE, `_`/`%` escaped with `\\`);
+    `pattern`, what the key says without a part's `#N` (a regular expression); `heading`, what the
+    text of such a record must open with (`<heading>: `) to be this section — a CLAUDE.md section
+    was keyed by its place among headings without ASCII letters (`#top`, `#top-2` …) or of the same
+    name (`#testing-2`), so its key alone does not say which section it was ("": the text before
+    the first heading; None: the key says it — an auto-memory topic file); `headings`, every
+    heading of the file (a text that opens with another is another section)."""
+
+    like: str
+    pattern: str
+    heading: str | None = None
+    headings: tuple[str, ...] = ()
 
 
 class Found:
@@ -180,7 +198,13 @@ def _claude_md_project(path: Path, mapping: dict[str, Any]) -> str | None:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "top"
+    """A heading as its key names it: its words in any script, lower-cased, joined by `-`
+    (`## 测试` → `测试`, `## Café Setup` → `café-setup`); a heading without a letter or digit
+    (`## ---`, an emoji), a short hash of it — never its place in the file."""
+    import hashlib
+
+    slug = re.sub(r"[\W_]+", "-", text.lower()).strip("-")
+    return slug or "h" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
 
 
 def claude_code(path: Path, mapping: dict[str, Any], limit: int) -> Found:
@@ -257,8 +281,9 @@ def _front(text: str) -> tuple[str | None, int, str]:
 
 
 def _claude_memory(found: Found, folder: Path, project: str | None, limit: int, only: Path | None = None) -> bool:
-    """One auto-memory folder: each topic file a record keyed `claude-code:<file>` in the project
-    (so an edited file imported again supersedes its older version, and only in that project);
+    """One auto-memory folder: each topic file a record keyed `claude-code:<folder>/<file>` in the
+    project (`<folder>`: the Claude Code folder's name under ~/.claude/projects/; so an edited file
+    imported again supersedes its older version, and only that folder's);
     each line of the MEMORY.md index that is not a link to a topic file, a record. Returns
     whether it held anything in Claude Code's format."""
     import yaml
@@ -303,7 +328,10 @@ def _claude_memory(found: Found, folder: Path, project: str | None, limit: int, 
         whole = "\n\n".join(p for p in (described, body.strip()) if p)
         when = epoch(str(nested.get("modified") or meta.get("modified") or "")) or mtime(topic)
         origin = nested.get("originSessionId") or meta.get("originSessionId")
-        key = f"claude-code:{rel.removesuffix('.md')}"
+        # the Claude Code folder's name (the path its sessions ran in, encoded) in the key: two
+        # checkouts of one name (~/old/api, ~/work/api) are one project, never one fact
+        key = f"claude-code:{folder.parent.name}/{rel.removesuffix('.md')}"
+        old = f"claude-code:{rel.removesuffix('.md')}"  # (an older optmem's key: re-keyed, `Legacy`)
         parts = parts_of(whole, limit)
         for i, part in enumerate(parts, 1):
             found.memories.append(
@@ -316,6 +344,7 @@ def _claude_memory(found: Found, folder: Path, project: str | None, limit: int, 
                     tags=(kind,) if kind in TYPES else (),
                     key=key if len(parts) == 1 else f"{key}#{i}",
                     session=str(origin) if isinstance(origin, str) and origin.strip() else None,
+                    legacy=Legacy(_like(old), re.escape(old)) if i == 1 else None,
                 )
             )
     return recognised
@@ -363,42 +392,51 @@ def markdown_items(text: str) -> list[tuple[int, str, str]]:
 
 def _claude_md(found: Found, path: Path, project: str | None, limit: int) -> None:
     """A CLAUDE.md: each section (the text under a heading, the heading kept in front) one record
-    keyed `claude-code:<file>#<heading>` in the file's project."""
+    keyed `claude-code:<file>§<heading>` in the file's project (`_slug`: the heading's words in any
+    script); the text before the first heading keyed `claude-code:<file>§`. Sections under the same
+    heading are one record, their texts in the file's order: a key never says where a section sits,
+    so one inserted above another changes no other section's key."""
     label = ".claude/CLAUDE.md" if path.parent.name == ".claude" and project is not None else path.name
+    sections: list[tuple[str, int, str]] = []  # (heading, its line, text)
     heading, start, body = "", 1, list[str]()
-    used: Counter[str] = Counter()
-
-    def flush() -> None:
-        text = "\n".join(body).strip()
-        if not text:
-            return
-        slug = _slug(heading)
-        used[slug] += 1
-        key = f"claude-code:{label}#{slug}" + (f"-{used[slug]}" if used[slug] > 1 else "")
-        whole = f"{heading}: {text}" if heading else text
-        for i, part in enumerate(parts := parts_of(whole, limit), 1):
+    fence = False
+    for n, line in enumerate(read(path).split("\n"), 1):
+        fence ^= line.lstrip().startswith("```")
+        m = None if fence else re.match(r"^\s*#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            sections.append((heading, start, "\n".join(body).strip()))
+            heading, start, body = m.group(1), n, []
+        else:
+            body.append(line)
+    sections.append((heading, start, "\n".join(body).strip()))
+    sections = [(h, n, text) for h, n, text in sections if text]
+    merged: dict[str, tuple[str, int, list[str]]] = {}  # key → (heading, line, texts)
+    for h, n, text in sections:
+        said = merged.setdefault(f"claude-code:{label}§{_slug(h) if h else ''}", (h, n, []))
+        said[2].append(f"{h}: {text}" if h else text)
+    headings = tuple(dict.fromkeys(h for h, _, _ in sections if h))
+    # what an older optmem keyed this file's sections by: `<file>#<ASCII slug>`, `-N` after a repeat
+    like = _like(f"claude-code:{label}#")
+    pattern = re.escape(f"claude-code:{label}#") + r"[a-z0-9-]+"
+    for key, (h, n, texts) in merged.items():
+        for i, part in enumerate(parts := parts_of("\n\n".join(texts), limit), 1):
             found.memories.append(
                 Memory(
                     f"{project or '~'}/{label}",
-                    start,
+                    n,
                     part,
                     mtime(path),
                     project,
                     tags=("claude-md",),
                     key=key if len(parts) == 1 else f"{key}#{i}",
+                    legacy=Legacy(like, pattern, h, headings) if i == 1 else None,
                 )
             )
 
-    fence = False
-    for n, line in enumerate(read(path).split("\n"), 1):
-        fence ^= line.lstrip().startswith("```")
-        h = None if fence else re.match(r"^\s*#{1,6}\s+(.*?)\s*#*\s*$", line)
-        if h:
-            flush()
-            heading, start, body = h.group(1), n, []
-        else:
-            body.append(line)
-    flush()
+
+def _like(prefix: str) -> str:
+    """An SQL LIKE pattern of the keys that start with `prefix`."""
+    return re.sub(r"([\\%_])", r"\\\1", prefix) + "%"
 
 
 def parts_of(text: str, limit: int) -> list[str]:

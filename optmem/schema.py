@@ -23,8 +23,9 @@ from optmem.value import Annotated, NamedTuple
 # whatever the clocks say (an index built before keeps the newer clock's answer); 33: the date terms a
 # record's text names (`dates`), stored with its row; 34: a whole id shorter than 6 characters names its record;
 # 35: a part of an id several values of a key share replaces none of them (`view.replaces`); 36: a
-# second-hand value (a tool's output, an import) never replaces what was said, by key or by link
-SCHEMA = "optmem-index-36"
+# second-hand value (a tool's output, an import) never replaces what was said, by key or by link; 37: nor does
+# an agent's inference replace a second-hand value by key: the two are in conflict (review 15)
+SCHEMA = "optmem-index-37"
 
 
 class Col(NamedTuple):

@@ -202,6 +202,8 @@ class Imported(NamedTuple):
     access: int = 0  # recall and sweep lines the export carried that the vault lacked
     bookkeeping: int = 0  # lines written that say something about a record (seen, forget, confirm …)
     held: int = 0  # records written held in quarantine (a person reviews them: `optmem quarantine`)
+    # `--from`: the records a keyed memory imported now supersedes: {"record", "key", "supersedes": [ids]}
+    superseded: list[dict[str, Any]] = []
 
     @property
     def taken(self) -> bool:
@@ -242,6 +244,8 @@ class _Batch:
         self.access: list[dict[str, Any]] = []  # the recall history an export carries
         # (line, index in `lines`, refs, bookkeeping, refs read from its text: a hand-form correction's)
         self.refs: list[tuple[int, int, tuple[str, ...], bool, bool]] = []
+        self.superseded: list[dict[str, Any]] = []  # what each keyed memory supersedes (`Imported.superseded`)
+        self.warnings: list[str] = []  # what a reader of another store's files says (`Imported.warnings`)
         self._lookup: Any = None  # the import's ids as `record.Ids` looks them up (made once they are all read)
         self._in_vault: dict[str, list[str]] = {}  # a ref → the vault's records it names (the index's answer)
         self.idx: Any = None  # an Index, opened once when a --from import looks for words it holds or refs name
@@ -486,12 +490,77 @@ class _Batch:
             self.refuse(memory.line, exc.code, exc.message, exc.context.get("field"), memory.file)
             return
         where = memory.ident or (memory.file if memory.project is None else f"{memory.project}\0{memory.file}")
+        if memory.key:  # (the same words under another key are another memory: a re-keyed one is written anew)
+            where += f"\0{memory.key}"
         rid = derived_id(f"{source}\0{where}\0{text}".encode(), moment.timestamp())
         rec = rec._replace(id=rid, expires=memory.expires or rec.expires)
         if rid not in self.known and self._said(rec):
             self.already += 1  # the same words from the same tool, dated otherwise (a copied folder)
             return
+        if memory.key and rid not in self.known:
+            old = self._legacy(rec, memory.legacy, moment.timestamp()) if memory.legacy is not None else []
+            if old:  # (an older optmem's key for this very memory: superseded by it, named)
+                rec = rec._replace(corrects=(*rec.corrects, *old))
+            replaced = old + self._keyed(rec, moment.timestamp())
+            if replaced:
+                self.superseded.append({"record": rid, "key": rec.key, "supersedes": replaced})
         self.add(memory.line, rid, rec.to_line(), rec)
+
+    def _index(self) -> Any:
+        from optmem.index import open_index
+
+        if self.idx is None:  # one index for the whole gathering (closed by `write`)
+            self.idx = open_index(self.vault)
+        return self.idx
+
+    def _keyed(self, rec: Record, at: float) -> list[str]:
+        """The vault's current records of `rec`'s key from its tool, in its project and domain, not
+        newer than it (dated `at`): what it supersedes."""
+        from optmem import clock, view
+
+        if not self.stored:
+            return []
+        current, params = view.is_sql(view.Status.CURRENT, clock.now().timestamp())
+        rows = self._index().rows(
+            f"r.key = ? AND r.project IS ? AND r.domain = ? AND r.source IS ? AND {current}",
+            [rec.key, rec.project, rec.domain, rec.source, *params],
+        )
+        return [row.id for row in rows if (row.ts or 0) <= at]
+
+    def _legacy(self, rec: Record, legacy: Any, at: float) -> list[str]:
+        """The vault's current records an older optmem imported as this memory (`neighbours.Legacy`):
+        from the same tool, in its project and domain, under a key of the older form, and — where
+        that key alone does not say which section it was — whose text opens with this section's
+        heading (of the file's headings, the longest it opens with); the text before the first
+        heading was `#top` or `#top-N`, so only such a key is it. Not one newer than the memory
+        (dated `at`): a correction never reaches forward in time."""
+        from optmem import clock, view
+
+        if not self.stored:
+            return []
+        current, params = view.is_sql(view.Status.CURRENT, clock.now().timestamp())
+        idx = self._index()
+        rows = idx.rows(
+            f"r.key LIKE ? ESCAPE '\\' AND r.project IS ? AND r.domain = ? AND r.source = ? AND {current}",
+            [legacy.like, rec.project, rec.domain, rec.source, *params],
+        )
+        groups: dict[str, list[Any]] = {}
+        for row in rows:
+            if (row.ts or 0) > at:
+                continue
+            base = re.sub(r"#\d+$", "", row.key or "")
+            if re.fullmatch(legacy.pattern, base):
+                groups.setdefault(base, []).append(row)
+        out: list[str] = []
+        for base, members in groups.items():
+            if legacy.heading is not None:
+                first = min(members, key=lambda r: (not (r.key or "").endswith("#1"), r.n))
+                text = idx.record(first).text
+                opens = max((h for h in legacy.headings if text.startswith(f"{h}: ")), key=len, default="")
+                if opens != legacy.heading or (not opens and not re.search(r"#top(?:-\d+)?$", base)):
+                    continue
+            out += [row.id for row in members]
+        return out
 
     def _said(self, rec: Record) -> bool:
         """Whether the vault holds a record of these very words from this source, in its scope."""
@@ -505,7 +574,7 @@ class _Batch:
             self.idx = open_index(self.vault)
         idx = self.idx
         return any(
-            row.source == rec.source and idx.record(row).text == rec.text
+            row.source == rec.source and row.key == rec.key and idx.record(row).text == rec.text
             for row in idx.with_fingerprint(fp, rec.domain, rec.project)
         )
 
@@ -1049,15 +1118,25 @@ def import_from(
             batch.draft(source, memory)
     written = len(batch.lines)
     batch.write(progress)
-    warnings = found.warnings if found is not None else []
+    warnings = found.warnings if found is not None else list(batch.warnings)
     if source == "hermes" and to_log:
-        warnings = [
+        warnings += [
             f"{to_log} hot-memory entr{'y' if to_log == 1 else 'ies'} went to the log as imports, not into hot "
             "memory: another store's text becomes hot memory only by a person — the user runs the import "
             "at their own terminal, or `optmem add`s there what they vouch for"
         ]
     unmapped = dict(sorted(found.unmapped.items())) if found is not None else {}
-    return Imported(source, written, batch.already, hot_added, batch.bad, warnings, unmapped, held=batch.held())
+    return Imported(
+        source,
+        written,
+        batch.already,
+        hot_added,
+        batch.bad,
+        warnings,
+        unmapped,
+        held=batch.held(),
+        superseded=batch.superseded,
+    )
 
 
 def _files(path: Path, names: Iterable[str]) -> list[Path]:
@@ -1089,6 +1168,7 @@ def _hermes(batch: _Batch, path: Path, writer: str | None) -> tuple[int, int]:
     texts = [(f, neighbours.read(f)) for f in found]
     neighbours.check_hermes(texts)
     added = 0
+    full: Counter[str] = Counter()  # entries a hot file had no room for, by file
     for f, text in texts:
         target = "user" if f.name == "USER.md" else "memory"
         _, entries, _ = memory.parse(text)
@@ -1111,7 +1191,7 @@ def _hermes(batch: _Batch, path: Path, writer: str | None) -> tuple[int, int]:
                     added += res.status == "added"
                     continue
                 except OverLimit:
-                    pass  # (the rest goes to the log)
+                    full[f.name] += 1  # (the rest goes to the log: said)
                 except NeedsPerson:
                     to_log += 1
                 except OptmemError as exc:
@@ -1119,4 +1199,11 @@ def _hermes(batch: _Batch, path: Path, writer: str | None) -> tuple[int, int]:
                     continue
             # to the log: held there when flagged (`log.build_record`), never injected whole into a prompt
             batch.draft("hermes", neighbours.Memory(f.name, n + 1, entry, f.stat().st_mtime, tags=(target,)))
+    for name, n in full.items():
+        limit = batch.vault.settings.limits.user if name == "USER.md" else batch.vault.settings.limits.memory
+        batch.warnings.append(
+            f"{n} {name} entr{'y' if n == 1 else 'ies'} went to the log as imports, not into hot memory: the vault's "
+            f"{name} is full (at most {limit:,} characters, `[limits]` in optmem.toml) — search finds them; "
+            f"`optmem add` one there after making room (`optmem remove`) if it belongs in every prompt"
+        )
     return added, to_log

@@ -364,6 +364,7 @@ class _Domain:
         items, feed = [], []
         self.forgotten(rows)
         said = self.said(rows)
+        guesses = self.idx.guesses_of([row for row, _ in rows], clock.now().timestamp())
         for row, st in rows:
             if st in _LEFT_OUT:
                 continue
@@ -375,8 +376,13 @@ class _Domain:
             badges += summary.provenance(row)  # a tool's output, an import: never read as what was said
             item = summary.Item(rec.id, said[row.n], tuple(badges), rec.kind)
             items.append(item)
+            # the write gate's guesses go to a summariser too, worded as questions (`view.guess_notes`),
+            # so a model never reads two values the gate could not order as one settled fact
+            guess = guesses.get(row.n, {})
+            asked = view.guess_notes(guess.get("may_update"), guess.get("updated_by", ()), lambda rid: rid)
             feed.append(
-                f"[{rec.ts}] [{rec.kind}/{rec.tier}] {said[row.n]} ({rec.id})" + "".join(f" [{b}]" for b in item.badges)
+                f"[{rec.ts}] [{rec.kind}/{rec.tier}] {said[row.n]} ({rec.id})"
+                + "".join(f" [{b}]" for b in (*item.badges, *asked))
             )
         return items, feed, said
 
@@ -966,7 +972,12 @@ def search_nodes(
             ),
             view.Status.CURRENT,
             score=round(s, 4),
-            annex={"level": n.level, "range": {"from": n.start, "to": n.end}, "children": n.children},
+            annex={
+                "level": n.level,
+                "range": {"from": n.start, "to": n.end},
+                "children": n.children,
+                "summarizer": n.summarizer,  # who wrote it: `extractive`, or the command (a model's words)
+            },
             passed=True,
         )
         for s, n, body in scored[:limit]

@@ -431,10 +431,11 @@ def _heads(pool: list[Member], by_id: dict[str, Member]) -> list[Member]:
 def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     """Which record of a key group is current: the newest — unless time cannot order it against
     another value (`_unordered`), then those values are in conflict; so is a newer inference
-    against what was stated (it never overrules a statement by itself). A redline holds its key
-    against newer non-redlines. A forgotten record never wins (a forgotten newest value gives its
-    key back to the one before); a corrected one still holds its key against older values (its
-    correction stands for it, whatever key the correction has); a guess waits (`waits`)."""
+    against what was stated or read from a tool or an import (it never overrules either by
+    itself). A redline holds its key against newer non-redlines. A forgotten record never wins
+    (a forgotten newest value gives its key back to the one before); a corrected one still holds
+    its key against older values (its correction stands for it, whatever key the correction
+    has); a guess waits (`waits`)."""
     # a hot-memory entry's journal is ordered by the log alone (its last line is the entry's state)
     live = [m for m in members if (not m.out and not waits(m)) or m.kind == MEMORY]
     if not live:  # nothing said for sure: the newest wins (guesses are never put to the user)
@@ -448,9 +449,12 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     # conflict window, which opts in to asking about values written knowingly, still reaches it
     rivals = [m for m in pool if m is not top and _unordered(top, m, window, by_id, head=m in heads)]
     stated = [m for m in pool if said(m)]
-    # an inference, or a tool's output, never overrules what was said, however new: the user is asked
-    if not said(top) and stated and top.kind != MEMORY:  # (a hot entry's journal: the log's order)
-        last = newest(_heads(stated, by_id))  # what was last said: not a value replaced through `after`
+    # an inference, or a tool's output, never overrules what was said, however new: the user is
+    # asked; nor does an inference overrule a value read from a tool or brought by an import — a
+    # guess against evidence is put to the user too, never a quiet supersession
+    grounded = stated if not said(top) and stated else [m for m in pool if not m.inferred] if top.inferred else []
+    if grounded and top.kind != MEMORY:  # (a hot entry's journal: the log's order)
+        last = newest(_heads(grounded, by_id))  # what was last said: not a value replaced through `after`
         if last.fp is None or last.fp != top.fp:
             rivals = [last] + [m for m in rivals if m is not last]
     if not rivals:
@@ -624,11 +628,15 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
     """The words every human surface puts beside a record — search's badges, `get` and `history`,
     `conflicts`, `pending`, `sweep` — from its JSON shape (`RecordView.hit`/`full`, or a row that
     carries the same fields): its status, then what else it is (a redline, a guess, a value in
-    conflict, an agent's inference, a state, a correction, where it came from). A guess or an
-    inference never reads as a plain fact on any of them. `omit`: what a surface already says
+    conflict, an agent's inference, a state, a correction, where it came from; a summary node,
+    who wrote it). A guess, an inference or a summariser's words never read as a plain fact on
+    any of them. `omit`: what a surface already says
     its own way (`STATUS_LABEL`, `PENDING`, `CONFLICT`, the write gate's guesses)."""
     out = []
     st, by = shape.get("status"), shape.get("superseded_by")
+    if shape.get("kind") == "summary" and shape.get("summarizer"):  # a tree node: whose words they are
+        who = str(shape["summarizer"])
+        out.append("SUMMARY (extractive)" if who == "extractive" else f"SUMMARY (by {who}: a model's words)")
     if shape.get("tier") == "redline":
         out.append("UNVERIFIED REDLINE (optmem trust)" if shape.get("unverified") else "REDLINE")
     if STATUS_LABEL in omit:

@@ -42,7 +42,7 @@ def test_claude_code_keeps_each_project_reads_both_front_matter_shapes_and_warns
     assert done["bad"] == []
     recs = records(cli)
     assert done["records"] == len(recs) == 9
-    testing = {r["project"]: r for r in recs if r.get("key") == "claude-code:feedback_testing"}
+    testing = {r["project"]: r for r in recs if r.get("key", "").endswith("/feedback_testing")}
     # the same file name in two projects: two records, each its project's, neither superseding the other
     assert set(testing) == {"webapp", "home-ana-src-billing-api"}  # (webapp: read from its transcript's cwd)
     assert all(status(cli, r["id"]) == "current" for r in testing.values())
@@ -50,20 +50,20 @@ def test_claude_code_keeps_each_project_reads_both_front_matter_shapes_and_warns
     # the nested shape (`metadata: type:`, as Claude Code writes it now) and the top-level one
     assert testing["webapp"]["tags"] == ["feedback"]
     assert testing["webapp"]["ts"] == "2026-03-02T09:14:05Z"  # metadata.modified, not the file's mtime
-    role = next(r for r in recs if r.get("key") == "claude-code:user_role")
+    role = next(r for r in recs if r.get("key") == "claude-code:-home-ana-src-webapp/user_role")
     assert role["tags"] == ["user"] and role["project"] == "webapp"
     # a YAML slip: the body goes in, and a warning names the file and the line
-    commits = [r for r in recs if r.get("key") == "claude-code:feedback_commits"]
+    commits = [r for r in recs if r.get("key", "").endswith("/feedback_commits")]
     assert len(commits) == 1 and "imperative mood" in commits[0]["text"]
     assert any("feedback_commits.md" in w and "line 3" in w for w in done["warnings"])
     human = cli("import", "--from", "claude-code", str(CLAUDE))
     assert human.exit_code == 0 and "feedback_commits.md" in human.stderr and "line 3" in human.stderr
     # ~/.claude/CLAUDE.md is no project's; a project's CLAUDE.md is its folder's
-    mine = [r for r in recs if r.get("key") == "claude-code:CLAUDE.md#testing"]
+    mine = [r for r in recs if r.get("key") == "claude-code:CLAUDE.md§testing"]
     assert [r.get("project") for r in mine] == [None]
     done = cli.json("import", "--from", "claude-code", str(DATA / "claude-code" / "webapp" / "CLAUDE.md"))
     assert done["records"] == 2
-    both = [r for r in records(cli) if r.get("key") == "claude-code:CLAUDE.md#testing"]
+    both = [r for r in records(cli) if r.get("key") == "claude-code:CLAUDE.md§testing"]
     assert sorted(str(r.get("project")) for r in both) == ["None", "webapp"]
     assert all(status(cli, r["id"]) == "current" for r in both)
 
@@ -77,7 +77,7 @@ def test_an_edited_claude_code_topic_file_supersedes_its_own_project_only(cli, t
         topic.write_text(topic.read_text("utf-8").replace("**Why:**", "(Still true.)\n\n**Why:**"), "utf-8")
     webapp = root / "projects" / "-home-ana-src-webapp" / "memory"
     assert cli.json("import", "--from", "claude-code", str(webapp))["records"] == 1  # one memory folder
-    testing = [r for r in records(cli) if r.get("key") == "claude-code:feedback_testing"]
+    testing = [r for r in records(cli) if r.get("key", "").endswith("/feedback_testing")]
     by = {(r.get("project"), "Still true" in r["text"]): status(cli, r["id"]) for r in testing}
     assert by == {
         ("webapp", False): "superseded",
@@ -225,9 +225,9 @@ def test_a_checkouts_claude_md_files_are_its_projects(cli, tmp_path):
     (shop / "README.md").write_text("# Shop\n\nNot a memory.\n", "utf-8")
     assert cli.json("import", "--from", "claude-code", str(shop))["records"] == 2
     got = {r["key"]: r for r in records(cli)}
-    assert set(got) == {"claude-code:.claude/CLAUDE.md#build", "claude-code:CLAUDE.local.md#top"}
+    assert set(got) == {"claude-code:.claude/CLAUDE.md§build", "claude-code:CLAUDE.local.md§"}
     assert {r["project"] for r in got.values()} == {"shop"} and "# not a heading" in got[
-        "claude-code:CLAUDE.local.md#top"
+        "claude-code:CLAUDE.local.md§"
     ]["text"]
 
 

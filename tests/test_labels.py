@@ -104,3 +104,58 @@ def test_an_inference_the_user_then_states_word_for_word_becomes_a_statement(cli
     assert stated["record"]["key"] == "user.city" and stated["record"]["kind"] == "correction", stated
     [head] = [v for v in cli.json("history", "--key", "user.city")["versions"] if v["status"] == "current"]
     assert head["id"] == stated["id"], head
+
+
+# -- review 15: labels on every surface ------------------------------------------------------------
+DAY1, DAY2 = {"OPTMEM_NOW": "2026-12-01T10:00:00Z"}, {"OPTMEM_NOW": "2026-12-02T10:00:00Z"}
+
+
+def test_context_never_says_you_were_told_of_an_inference(cli, vault):
+    """Finding 5: a conflict between what the user said and an agent's inference read "you were
+    told … or …", as if both had been said."""
+    cli.json("append", "backend port is 8080", "--key", "backend.port", "--origin", "user", env=DAY1)
+    cli.json(
+        "append", "backend port is 7070", "--key", "backend.port", "--origin", "agent", "--basis", "inferred", env=DAY2
+    )
+    [line] = [x for x in cli("context").stdout.splitlines() if x.startswith("- backend.port:")]
+    assert "you were told" not in line and line.startswith("- backend.port: the values are “backend port is 8080”")
+    assert "inferred)" in line
+
+
+def test_an_inference_never_quietly_supersedes_a_tools_value(cli, vault):
+    """Finding 6: between a value read from a tool and a newer inference, the newest won — the
+    tool's value read SUPERSEDED, `conflicts` said none, `context` showed only the guess."""
+    tool = cli.json(
+        "append", "db port is 5432 (from postgresql.conf)", "--key", "db.port", "--origin", "tool", env=DAY1
+    )
+    guess = cli.json(
+        "append", "db port is probably 6543", "--key", "db.port", "--origin", "agent", "--basis", "inferred", env=DAY2
+    )
+    assert cli.json("get", tool["id"])["record"]["status"] == "current"
+    assert [c["key"] for c in cli.json("conflicts")["conflicts"]] == ["db.port"]
+    ctx = cli("context").stdout
+    assert "5432" in ctx and "6543" in ctx and "which is right now?" in ctx
+    shown = cli("search", "db port").stdout
+    assert f"{guess['id'][-8:]}  db port is probably 6543  [CONFLICT; INFERRED]" in shown, shown
+    # a statement after both settles it as ever: the newest said value wins
+    cli.json("append", "db port is 5432", "--key", "db.port", "--origin", "user")
+    assert cli.json("conflicts")["conflicts"] == []
+
+
+def test_search_labels_stand_apart(cli, vault):
+    """Finding 7: "[SUPERSEDED by X FROM TOOL]" read as if the successor came from a tool."""
+    tool = cli.json(
+        "append", "cache ttl is 10 minutes (from config.yaml)", "--key", "cache.ttl", "--origin", "tool", env=DAY1
+    )
+    user = cli.json("append", "cache ttl is 5 minutes", "--key", "cache.ttl", "--origin", "user", env=DAY2)
+    shown = cli("search", "cache ttl").stdout
+    assert f"[SUPERSEDED by {user['id'][-8:]}; FROM TOOL]" in shown, shown
+    assert tool["id"][-8:] in shown
+
+
+def test_context_labels_a_state_as_search_and_get_do(cli, vault):
+    """Finding 8: a state read [STATE] in search and get, plain in context."""
+    rid = cli.json("append", "Bob worked until 3am on the release", "--state")["id"]
+    assert "STATE" in cli("search", "Bob worked").stdout and "[STATE]" in cli("get", rid).stdout
+    [line] = [x for x in cli("context").stdout.splitlines() if "Bob worked until 3am" in x]
+    assert line.endswith("(state)"), line

@@ -265,7 +265,7 @@ def test_a_guess_gone_cold_is_still_a_guess_on_every_surface(cli, vault_path, mo
     assert "still a guess" in cli("get", guess).stdout and "no longer one" not in cli("get", guess).stdout
     [hit] = cli.json("search", "backups nightly")["hits"]
     assert (hit["status"], hit.get("pending")) == ("cold", True)
-    assert "COLD PENDING" in cli("search", "backups nightly").stdout
+    assert "[COLD; PENDING]" in cli("search", "backups nightly").stdout
 
 
 def test_merging_a_keys_current_value_never_brings_its_older_value_back(cli, vault_path, monkeypatch):

@@ -408,3 +408,31 @@ def test_a_quoted_records_standing_guess_is_badged_as_search_badges_it_and_goes_
     cli.json("forget", old)
     shown = cli.json("tree", "hermes/L1-0001")["node"]["body"]
     assert "may be a new value" not in shown and f"(`{new}`)" in shown, shown
+
+
+def test_a_summarisers_words_are_labelled_on_every_surface_and_it_reads_the_gates_guesses(vault, cli, tmp_path):
+    """Review 15, finding 4: a node a model wrote read as a fact — its search hit carried no label
+    (status current, no origin), `tree NODE` did not name the summariser, and the summariser's
+    input left out the write gate's "may be a new value of …?"."""
+    small_tree(vault)
+    fill(vault, NOTES[:2])
+    old = cli.json("append", "I have 3 monstera plants", "--domain", "hermes")["id"]
+    new = cli.json("append", "I now have 5 monstera plants", "--domain", "hermes")["id"]
+    assert cli.json("get", new)["record"]["may_update"] == old
+    feed = tmp_path / "feed.txt"
+    model = tmp_path / "model.sh"
+    model.write_text(f"#!/bin/sh\ncat >> {feed}\necho 'The user has 8 monstera plants.'\n", "utf-8")
+    model.chmod(0o755)
+    cli.json("compact", "--summarizer", str(model))
+    said = feed.read_text("utf-8")
+    assert f"({new}) [may be a new value of {old}?]" in said, said
+    assert f"({old}) [may have been updated by {new}?]" in said, said
+    [hit] = [
+        h for h in cli.json("search", "monstera plants", "--kind", "summary")["hits"] if h["id"].endswith("L1-0001")
+    ]
+    assert hit["summarizer"] == str(model)
+    shown = cli("search", "monstera plants", "--kind", "summary").stdout
+    assert f"[SUMMARY (by {model}: a model's words)]" in shown, shown
+    node = cli("tree", "hermes/L1-0001").stdout
+    assert f"summarised by: {model} — a model's words, not checked facts" in node, node
+    assert cli.json("tree", "hermes/L1-0001")["node"]["summarizer"] == str(model)

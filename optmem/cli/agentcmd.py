@@ -355,7 +355,8 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
             raise ValueError(f"{what} — this is not JSON ({exc})") from exc
         if not isinstance(event, dict):
             raise ValueError(f"{what} — this is not a JSON object")
-        starting = event.get("hook_event_name") == "SessionStart"  # no vault yet: nothing to say
+        # no vault yet: nothing to say — unless handoffs an earlier session could not store wait
+        starting = event.get("hook_event_name") == "SessionStart" and not claude_code.waiting(event)
         # the project's vault, found up to the repository's top from a subfolder (never made there)
         found = claude_code.hook_vault(resolve_vault().root, Path.cwd())
         STATE.vault_opt = str(found)

@@ -69,7 +69,7 @@ def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
         lines = [f"{verb} {res.cooled} of {res.checked} record(s)" + (f" ({reasons})" if reasons else "")]
         lines += [
             f"  {short(r['id'])}  heat {r['heat']:.3f}  {r['reason']:<11} {r['text']}"
-            + (f"  [{' '.join(said)}]" if (said := labels(r, omit=(STATUS_LABEL,))) else "")
+            + (f"  [{'; '.join(said)}]" if (said := labels(r, omit=(STATUS_LABEL,))) else "")
             for r in res.records
         ]
         if res.cooled > len(res.records):
@@ -106,7 +106,7 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
             f"{short(w.id)}  {w.age_days:>4}d  said again {w.restated}x"
             + (f"  confidence {w.confidence:g}" if w.confidence is not None else "")
             + f"  {' '.join(w.text.split())}"
-            + (f"  [{' '.join(said)}]" if (said := labels(w._asdict(), omit=(PENDING_LABEL,))) else "")
+            + (f"  [{'; '.join(said)}]" if (said := labels(w._asdict(), omit=(PENDING_LABEL,))) else "")
             for w in waiting
         )
 

@@ -58,7 +58,7 @@ def render_record(rec: dict[str, Any]) -> str:
     # conflict are said above, with their details, and the write gate's guesses below
     marks = labels(rec, omit=(STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL, GUESS_LABEL))
     lines = [
-        f"{rec['id']}  [{status}]" + (f"  [{' '.join(marks)}]" if marks else ""),
+        f"{rec['id']}  [{status}]" + (f"  [{'; '.join(marks)}]" if marks else ""),
         f"  {rec['ts']}  {rec['domain']}"
         + (f"/{rec['project']}" if rec.get("project") else "")
         + f"  kind={rec['kind']}  tier={rec['tier']}"

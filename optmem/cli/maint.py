@@ -247,8 +247,23 @@ def import_(path: str, source: str | None, allow_unsafe: bool, origin: str | Non
         + (f"; {done.already:,} already here" if done.already else "")
         + (f"; {len(done.bad)} line(s) not imported" if done.bad else "")
         + (f"; {done.held:,} held in quarantine" if done.held else "")
+        + (
+            f"; {sum(len(s['supersedes']) for s in done.superseded):,} earlier record(s) superseded"
+            if done.superseded
+            else ""
+        )
     )
-    emit(json_out, done._asdict() | {"partial": bool(done.bad)}, lambda: said)
+    replaced = [
+        f"{s['record'][-8:]} ({s['key']}) supersedes {', '.join(r[-8:] for r in s['supersedes'])}"
+        for s in done.superseded
+    ]
+    emit(
+        json_out,
+        done._asdict() | {"partial": bool(done.bad)},
+        lambda: "\n".join(
+            [said, *replaced[:20]] + ([f"… and {len(replaced) - 20} more (see --json)"] if len(replaced) > 20 else [])
+        ),
+    )
 
 
 @command("stats")

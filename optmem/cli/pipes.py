@@ -294,6 +294,14 @@ def compact(domain: str | None, dry_run: bool, summarizer: str | None, json_out:
         raise CommandExit(VAULT)
 
 
+def _written_by(node: dict[str, Any]) -> str:
+    """Who wrote a node's body, as its header says it (`view.labels` badges its search hit alike)."""
+    who = str(node.get("summarizer") or "extractive")
+    if who == "extractive":
+        return "summarised by: optmem's extractive summariser (the records' own words)"
+    return f"summarised by: {who} — a model's words, not checked facts; `optmem get ID` shows each record"
+
+
 @command(
     "tree",
     arg("node", "A node to show, as DOMAIN/NODE (e.g. hermes/root).", required=False),
@@ -317,7 +325,8 @@ def tree_cmd(node: str | None, domain: str | None, json_out: bool) -> None:
             {"node": found},
             lambda: wrap(  # stored text, scanned (`tree.get_node`) and fenced
                 f"{found['id']}  level {found['level']}  {found['count']:,} records  "
-                f"{found['from']} → {found['to']}\nchildren: {', '.join(found['children'])}\n\n{found['body']}"
+                f"{found['from']} → {found['to']}\n{_written_by(found)}\n"
+                f"children: {', '.join(found['children'])}\n\n{found['body']}"
             ),
         )
         return

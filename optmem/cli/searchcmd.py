@@ -16,10 +16,12 @@ PROJECT = opt("project", "--project", "-p", help="Only this project.")
 
 
 def badges(hit: dict[str, Any]) -> str:
-    """What a hit is besides its words (`view.labels`), as search prints it: `REDLINE INFERRED`."""
+    """What a hit is besides its words (`view.labels`), as search prints it: `REDLINE; INFERRED`
+    — each label apart (`SUPERSEDED by ABRM9RYY; FROM TOOL`: the hit came from a tool, not its
+    successor)."""
     from optmem.view import labels
 
-    return " ".join(labels(hit))
+    return "; ".join(labels(hit))
 
 
 def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, dict[str, Any] | None]]:
@@ -393,7 +395,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
             out += [
                 f"  {short(v['id'])}  {v['ts']}  {' '.join(v['text'].split())}"
                 + (f"  — {v['source']}" if v.get("source") else "")
-                + (f"  [{' '.join(said)}]" if (said := labels(v, omit=(STATUS_LABEL, CONFLICT_LABEL))) else "")
+                + (f"  [{'; '.join(said)}]" if (said := labels(v, omit=(STATUS_LABEL, CONFLICT_LABEL))) else "")
                 for v in c.values
             ]
             out.append(f"  settle it: optmem resolve {c.name} --keep ID  (or --value TEXT)")

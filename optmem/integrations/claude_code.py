@@ -81,6 +81,7 @@ _TAG = re.compile(r"</?tool_use_error>")
 _CD = re.compile(r"^cd \S+ && ")  # `cd repo && pytest` is `pytest`
 _TARGETS = ("file_path", "notebook_path", "path", "url")  # what a non-shell tool acted on
 _PROVENANCE = re.compile(r"^Written by the Claude Code \w+ hook(?: \([^)]*\))?\.\s*")  # of _note
+_HELD_NOTE = re.compile(r"\s*\(\d+ part\(s\) the security scan flagged are held in quarantine\.\)$")  # HELD_NOTE
 
 
 @dataclass(frozen=True)
@@ -339,7 +340,7 @@ def _session_handoffs(vault: Vault, project: str, session: str) -> list[tuple[st
 
 def _same(fields: dict[str, Any], done: list[str], blocked: list[str], nxt: list[str], note: str) -> bool:
     """Does a stored handoff already say this (whatever event wrote it)?"""
-    old_note = _PROVENANCE.sub("", str(fields.get("note") or ""))
+    old_note = _HELD_NOTE.sub("", _PROVENANCE.sub("", str(fields.get("note") or "")))
     return (
         (fields.get("done") or []) == done
         and (fields.get("blocked") or []) == blocked
@@ -348,12 +349,25 @@ def _same(fields: dict[str, Any], done: list[str], blocked: list[str], nxt: list
     )
 
 
+SPOOL = "optmem-handoffs.spool"  # beside the transcripts: the handoffs the vault could not take yet
+
+
+def spool_of(event: dict[str, Any]) -> Path | None:
+    """Where the handoffs the vault could not take wait (`SPOOL`): in the folder Claude Code keeps
+    the project's transcripts in (its own, outside the vault; every event of the project names a
+    transcript there) — not named `*.jsonl`, which Claude Code reads as sessions. None when the
+    event names no transcript."""
+    path = event.get("transcript_path")
+    return Path(os.path.abspath(path)).parent / SPOOL if isinstance(path, str) and path else None
+
+
 def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any]) -> dict[str, Any]:
     """The session's handoff from its transcript: written once, then updated — an identical one
     is not written again, a changed one replaces the session's earlier one (forgotten, so one
-    handoff per session stays in view; the log keeps every line)."""
-    from optmem import handoff, log
-    from optmem.safety import scan
+    handoff per session stays in view; the log keeps every line). A vault that cannot take it now
+    (locked past the wait, read-only) has it wait in the spool (`spool_of`), stored first by the
+    next event that can write; what the scanner flags is held, not refused (`handoff.write_kept`)."""
+    from optmem import spool
 
     path = event.get("transcript_path")
     if not path or not Path(path).is_file():
@@ -379,39 +393,158 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
                 ],
             }
         return {"event": name, "project": project, "handoff": None, "reason": "empty transcript"}
-    parts = {"requests": got.requests, "done": got.done, "blocked": got.blocked, "next": got.open}
-    flagged = sum(1 for items in parts.values() for i in items if scan.find(i))
-    parts = {k: [i for i in items if not scan.find(i)] for k, items in parts.items()}
     why = event.get("trigger") or event.get("reason") or event.get("source") or ""
-    note = _note(name, str(why), parts["requests"])
-    if flagged:
-        note += f" ({flagged} line(s) the security scan flagged were left out.)"
-    session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
-    earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
-    if earlier and _same(earlier[0][1], parts["done"], parts["blocked"], parts["next"], note):
-        return {"event": name, "project": project, "handoff": earlier[0][0], "status": "unchanged"}
-    h = handoff.write(
-        vault,
-        project,
-        done=parts["done"],
-        blocked=parts["blocked"],
-        next=parts["next"],
-        note=note,
-        source="claude-code",
-        domain="code",
-        session=session,
-        allow_unsafe=False,
-        origin="agent",  # what the assistant said it did: its claims, not checked facts
-    )  # drawn from the transcript, not guessed: stored as said
-    for old, _ in earlier:
-        log.forget(vault, old, reason=f"updated by {h.id} (same Claude Code session)", source="claude-code")
+    entry = {
+        "event": name,
+        "project": project,
+        "session": event.get("session_id") if isinstance(event.get("session_id"), str) else None,
+        "why": str(why),
+        "requests": got.requests,
+        "done": got.done,
+        "blocked": got.blocked,
+        "next": got.open,
+    }
+    drained, warnings = drain(vault, event)
+    if drained:
+        try:
+            res = _store(vault, entry)
+            res["warnings"] = warnings + res.get("warnings", [])
+            return res
+        except Exception as err:  # noqa: BLE001 - what the vault cannot take now waits; else it is said
+            if not spool.transient(err):
+                raise
+            reason = getattr(err, "message", None) or str(err)
+    else:
+        reason = "earlier handoffs still wait in the spool"
+    where = spool_of(event)
+    assert where is not None  # (the transcript is there)
+    secrets = _without_secrets(entry)  # (a secret is never written, not even to the spool)
+    if secrets:
+        warnings = warnings + [f"{secrets} line(s) of the handoff hold a secret and were not kept (not spooled)"]
+    spool.put(where, entry, within=where.parent)  # (stamped with when it was said)
     return {
         "event": name,
         "project": project,
-        "handoff": h.id,
-        "status": "updated" if earlier else "written",
-        "replaced": [old for old, _ in earlier],
+        "handoff": None,
+        "reason": "spooled",
+        "spool": str(where),
+        "warnings": warnings
+        + [
+            f"{name}: the handoff waits in {where} ({reason}); the next hook event that can write stores it "
+            "(the next session's start, or `optmem hook claude-code` with this event again)"
+        ],
     }
+
+
+def _without_secrets(entry: dict[str, Any]) -> int:
+    """Take the lines the scanner finds a secret in out of a handoff about to be spooled; how many."""
+    from optmem.quarantine import kind_of
+
+    gone = 0
+    for part in ("requests", "done", "blocked", "next"):
+        kept = [line for line in entry[part] if not ((rule := scan_find(line)) and kind_of(rule) != "injection")]
+        gone += len(entry[part]) - len(kept)
+        entry[part] = kept
+    return gone
+
+
+def drain(vault: Vault, event: dict[str, Any]) -> tuple[bool, list[str]]:
+    """Store the handoffs waiting in the event's spool, in order (`optmem.spool`): (whether it is
+    empty now, what to tell)."""
+    from optmem import spool
+
+    where = spool_of(event)
+    told: list[str] = []
+    if where is None or not (where.exists() or spool.pending(where)):
+        return True, told
+
+    def dropped(entry: dict[str, Any], err: BaseException) -> None:
+        if "line" in entry and len(entry) == 1:
+            told.append(f"a spooled line could not be read ({err!r}): it is kept in {where}.rejected")
+        else:
+            told.append(f"a spooled handoff of session {entry.get('session')} was not kept: {err}")
+
+    def store(entry: dict[str, Any]) -> None:
+        res = _store(vault, entry, said_at=spool.said_at(entry))
+        told.extend(res.get("warnings", []))
+        if res.get("handoff"):
+            session = entry.get("session")
+            told.append(f"the handoff of session {session} that waited in {where} is stored: {res['handoff']}")
+
+    return spool.drain(where, store, within=where.parent, dropped=dropped), told
+
+
+def waiting(event: dict[str, Any]) -> bool:
+    """Whether handoffs wait in the event's spool (then even a SessionStart writes)."""
+    from optmem import spool
+
+    where = spool_of(event)
+    return where is not None and spool.pending(where) > 0
+
+
+def _drain_now(vault: Vault, event: dict[str, Any]) -> list[str]:
+    """`drain` at a session's start: what could not be stored still waits, and is said."""
+    from optmem import spool
+
+    if not waiting(event):
+        return []
+    try:
+        drained, told = drain(vault, event)
+    except Exception as err:  # noqa: BLE001 - the vault cannot take them now: they wait, said
+        if not spool.transient(err):
+            raise
+        drained, told = False, [getattr(err, "message", None) or str(err)]
+    if not drained:
+        told.append(f"{spool.pending(spool_of(event) or Path())} handoff(s) still wait in {spool_of(event)}")
+    return told
+
+
+def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -> dict[str, Any]:
+    """Write one handoff (a spooled one `said_at` when it was said) — see `_write_handoff`."""
+    from optmem import handoff, log
+
+    name, project = str(entry["event"]), str(entry["project"])
+    session = entry.get("session") if isinstance(entry.get("session"), str) else None
+    requests, why = [str(r) for r in entry.get("requests") or []], str(entry.get("why") or "")
+    done, blocked, nxt = ([str(i) for i in entry.get(k) or []] for k in ("done", "blocked", "next"))
+    earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
+    asked = [r for r in requests if not scan_find(r)]
+    note = _note(name, why, asked)
+    kept_done, kept_blocked, kept_next = ([i for i in items if not scan_find(i)] for items in (done, blocked, nxt))
+    said = note if not scan_find(note) else _note(name, why, [])  # (as `write_kept` writes it)
+    if earlier and _same(earlier[0][1], kept_done, kept_blocked, kept_next, said):
+        return {"event": name, "project": project, "handoff": earlier[0][0], "status": "unchanged"}
+    h, held, warnings = handoff.write_kept(
+        vault,
+        project,
+        done=done,
+        blocked=blocked,
+        next=nxt,
+        note=note,
+        bare_note=_note(name, why, []),  # (when the requests together trip the scanner: held, out of the note)
+        left_out=[("request", r) for r in requests if r not in asked],
+        source="claude-code",
+        session=session,
+        said_at=said_at,
+        origin="agent",  # what the assistant said it did: its claims, not checked facts
+    )
+    out: dict[str, Any] = {"event": name, "project": project, "handoff": h.id if h else None}
+    if held:
+        out["held"] = held
+    if warnings:
+        out["warnings"] = warnings
+    if h is None:
+        out["reason"] = "held" if held else "refused"
+        return out
+    for old, _ in earlier:
+        log.forget(vault, old, reason=f"updated by {h.id} (same Claude Code session)", source="claude-code")
+    return out | {"status": "updated" if earlier else "written", "replaced": [old for old, _ in earlier]}
+
+
+def scan_find(text: str) -> str | None:
+    from optmem.safety import scan
+
+    return scan.find(text)
 
 
 def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000) -> dict[str, Any]:
@@ -427,11 +560,17 @@ def claude_code_event(vault: Vault, event: dict[str, Any], *, budget: int = 4000
     except (UsageError, OSError, subprocess.SubprocessError):
         project = project_name(cwd.name, vault.settings.projects)
     if name == "SessionStart":
+        told = _drain_now(vault, event)  # (handoffs an earlier session could not store: before the context)
         if not vault.exists():
-            return {"event": name, "project": project, "context": None}
+            return {"event": name, "project": project, "context": None} | ({"warnings": told} if told else {})
         ctx = context.build(vault, project=project, budget=budget)
         said = any(s["items"] or s["omitted"] for s in ctx.sections)
-        return {"event": name, "project": project, "context": ctx.text if said else None, "warnings": ctx.warnings}
+        return {
+            "event": name,
+            "project": project,
+            "context": ctx.text if said else None,
+            "warnings": told + ctx.warnings,
+        }
     if name in ("PreCompact", "SessionEnd"):
         return _write_handoff(vault, project, str(name), event)
     return {"event": name, "project": project, "ignored": True}

@@ -772,7 +772,7 @@ class Provider:
                     origin="agent",  # the agent's own memory-tool edit (as the provider writes every record)
                 )
             except (NotFound, NoMatch, NearDuplicate, OverLimit) as err:  # (held already, or no more)
-                logger.info("optmem: a memory-tool %s was not mirrored: %s", entry["ops"][0], err)
+                self._not_mirrored(entry, err, said_at)
         elif "turn" in entry:
             draft = log.Draft(
                 entry["turn"],
@@ -785,18 +785,57 @@ class Provider:
                 held=str(entry["held"]) if entry.get("held") else None,
             )
             log.append(self.vault, draft)
-        else:
-            handoff.write(
+        else:  # (a line the scanner flags is held in quarantine, out of the handoff: never the whole refused)
+            _, _, warnings = handoff.write_kept(
                 self.vault,
                 str(entry["handoff"]),
-                done=entry.get("done"),
-                next=entry.get("next"),
-                note=entry.get("note"),
+                done=[str(i) for i in entry.get("done") or []],
+                blocked=[],
+                next=[str(i) for i in entry.get("next") or []],
+                note=str(entry.get("note") or ""),
                 source="hermes",
                 session=entry.get("session") or None,
                 said_at=said_at,
                 origin="agent",  # the agent's own account of its session
             )
+            for warning in warnings:
+                self._tell(warning)
+
+    def _not_mirrored(self, entry: dict[str, Any], err: OptmemError, said_at: str | None) -> None:
+        """A memory-tool edit hot memory did not take (full, its old text not there, nearly there
+        already): said as a warning (logged, and Hermes' terminal warning); the text it adds or
+        replaces with goes to the log — from the agent, found by search and by every other agent —
+        and the warning names the record, and for a replace that the hot entry may be outdated."""
+        from optmem import log
+
+        op = entry["ops"][0]
+        action = op.get("op") or op.get("action")
+        text = str(op.get("text") or op.get("content") or "").strip()
+        file = "USER.md" if entry["memory"] == "user" else "MEMORY.md"
+        said = f"Hermes' memory-tool {action} was not mirrored into {file}: {err.message}"
+        if not text:  # (a remove: nothing to keep)
+            self._tell(said)
+            return
+        try:
+            res = log.append(
+                self.vault,
+                log.Draft(
+                    text,
+                    project=self.project or None,
+                    tags=[entry["memory"]],
+                    source="hermes",
+                    session=entry.get("session") or None,
+                    origin="agent",  # the agent's own memory-tool edit
+                    extra={"said_at": said_at} if said_at else None,
+                ),
+            )
+        except OptmemError as again:
+            self._tell(f"{said}; and its text could not go to the log either: {again}", error=True)
+            return
+        old = str(op.get("old_text"))[:80]
+        stale = f"; the hot entry it replaces (“{old}”) still says the old value, and may be outdated"
+        said += f". Its text went to the log as record {res.id} (search finds it)"
+        self._tell(said + (stale if action == "replace" else ""))
 
     def _drain(self) -> bool:
         """Store what the spool holds, in order (`optmem.spool`); whether it is empty now."""
