@@ -25,13 +25,14 @@ def badges(hit: dict[str, Any]) -> str:
 def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, dict[str, Any] | None]]:
     """(age, where, id, text, badges, explain) of each hit."""
     from optmem import clock
+    from optmem.safety.fence import line
 
     now = clock.now().timestamp()
     rows = []
     for h in result["hits"]:
         age = clock.age_of(h["ts"], now)
         where = h["domain"] + (f"/{h['project']}" if h["project"] else "")
-        text = " ".join(h["text"].split())
+        text = " ".join(line(h["text"]).split())  # (defused, as every surface shows stored text: `fence`)
         rid = h["id"] if h["kind"] == "summary" else short(h["id"])  # a node id is short and whole
         rows.append((age, where, rid, text, badges(h), h.get("explain")))
     return rows
