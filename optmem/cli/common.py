@@ -313,9 +313,12 @@ def origin_of(origin: str | None, agent: bool = False) -> str:
         return "agent"
     if mark := agent_mark(os.environ):
         if terminal:  # (a person typing in a shell the host started carries its mark too: say so)
+            # — and name no flag that passes the person check: an agent on a pty reads this too
+            # (tester 14 #4); docs/safety.md tells a person the rest
+            inside = ("Claude Code's `!` bash mode, " if mark[0] == "CLAUDECODE" else "") + f"a shell {mark[1]} started"
             note(
                 f"written as the agent's: {mark[0]} is set ({mark[1]} runs this command); if you typed it "
-                f"yourself (Claude Code's `!`, a shell started inside {mark[1]}), --origin user says it is yours"
+                f"yourself ({inside}), run it at a terminal of your own that {mark[1]} did not start"
             )
         return "agent"
     return "user" if terminal else "agent"
