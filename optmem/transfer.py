@@ -476,7 +476,7 @@ class _Batch:
                 fix="correct the date where it is kept and import it again",
             )
         ):
-            self.refuse(memory.line, *late, file=memory.file)
+            self.refuse(memory.line, late[0], late[1], file=memory.file)
             return
         moment = clock.from_epoch(memory.when) if memory.when is not None else clock.now()
         draft = log.Draft(
