@@ -110,7 +110,14 @@ def echo(text: str, *, err: bool = False) -> None:
     terminal. (JSON comes through whole: `dumps` escapes them.) Output the system refuses raises
     `output_failed`; talk it refuses is dropped (nowhere to say it)."""
     text = printable(text)
-    captured = None if err else CAPTURE.get()
+    captured = CAPTURE.get()
+    if captured is not None and err:
+        # an MCP tool call (stdio or the hub): its talk is in the JSON it answers (`warning` …);
+        # on the server's stderr it would be a line per request, quoting stored text (tester 14 #11)
+        import logging
+
+        logging.getLogger("optmem.mcp").debug("a command's note to stderr, %d characters, not copied", len(text))
+        return
     if captured is not None:
         captured.append(text)
         return
