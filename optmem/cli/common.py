@@ -172,7 +172,7 @@ def user_settings() -> Any:
     path = os.environ.get("OPTMEM_CONFIG") or str(
         Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "optmem" / "config.toml"
     )
-    return settings.load(fsio.read_text(Path(path), limit=settings.FILE_BYTES), commands=True)
+    return settings.load(fsio.read_text(Path(path), limit=settings.FILE_BYTES), commands=True, where=path)
 
 
 def summarizer_command(flag: str | None) -> str | None:
@@ -301,8 +301,25 @@ def _served_vault_gone(vault: Vault) -> None:
 
 
 def env_domain(domain: str | None) -> str | None:
-    """--domain, else OPTMEM_DOMAIN (the core falls back to config, then `default`)."""
-    return domain or os.environ.get("OPTMEM_DOMAIN") or None
+    """--domain, else OPTMEM_DOMAIN (the core falls back to config, then `default`); a name
+    OPTMEM_DOMAIN gives that is not one is refused naming the variable (tester 14 #13: the
+    error named a domain nobody had typed on the command line)."""
+    if domain:
+        return domain
+    said = os.environ.get("OPTMEM_DOMAIN") or None
+    if said is not None:
+        from optmem.errors import InvalidName
+        from optmem.vault import validate_name
+
+        try:
+            validate_name(said, "domain")
+        except InvalidName as exc:
+            raise InvalidName(
+                f"OPTMEM_DOMAIN (the environment's domain): {exc.message}; set it to such a name, or unset it",
+                **exc.context,
+                variable="OPTMEM_DOMAIN",
+            ) from exc
+    return said
 
 
 def origin_of(origin: str | None, agent: bool = False) -> str:
