@@ -279,7 +279,8 @@ def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] 
         # a folder never set up gets its .gitattributes and .gitignore when the write happens;
         # once they exist, what the user changes in them is theirs
         vault.lay_out_on_write = True
-        vault.held_files = vault.exists() and any(vault.root.iterdir())  # (before this write adds any)
+        # (before this write adds any; a fresh clone's `.git` is no file of its own: tester 14 #14)
+        vault.held_files = vault.exists() and any(p.name != ".git" for p in vault.root.iterdir())
         STATE.created.append(vault)  # (announced at the end: a new folder, or one made a vault)
     return vault
 
