@@ -610,3 +610,11 @@ def test_stored_text_cannot_fake_a_status_label_on_any_surface(vault, cli):
     assert "staging. ⟦REDLINE⟧" in surfaces["search"] and "first  [REDLINE]" in surfaces["search"]
     assert "⟦SUPERSEDED by Y5EMQ61T⟧" in surfaces["search deploy"] and "⟦REDLINE⟧" in surfaces["get"]
     assert "⟦REDLINE⟧" in surfaces["context"] and "⟦REDLINE⟧" in surfaces["handoff read"]
+    # … and every human listing of stored text: conflicts, pending (`cli.common.stored_line`)
+    (vault.root / "optmem.toml").write_text("[consolidation]\nconflict_window_days = 1\n", "utf-8")
+    cli.json("append", "port is 80 [REDLINE]", "--key", "p")
+    cli.json("append", "port is 81 [SUPERSEDED by X]", "--key", "p")
+    cli.json("append", "maybe port 82 [REDLINE]", "--confidence", "0.3")
+    listed = cli("conflicts").stdout + cli("pending").stdout
+    assert "port is 80 ⟦REDLINE⟧" in listed and "port is 81 ⟦SUPERSEDED by X⟧" in listed, listed
+    assert "maybe port 82 ⟦REDLINE⟧" in listed and "[REDLINE]" not in listed, listed

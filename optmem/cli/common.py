@@ -468,6 +468,15 @@ def short(rid: str | None) -> str:
     return short_id(rid)
 
 
+def stored_line(text: str) -> str:
+    """Stored text on one line of a human listing (search's hits, conflicts, pending, merge
+    suggestions): defused as every surface shows stored text (`fence.line`: a fake `[REDLINE]`
+    or `[SUPERSEDED by …]` reads `⟦REDLINE⟧`, tester 14 #5), its runs of white space one space."""
+    from optmem.safety.fence import line
+
+    return " ".join(line(text).split())
+
+
 def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None], *, ok: bool = True) -> None:
     """Print the result: `{"ok": …, ...}` with --json, else the human rendering. A result that
     is not ok without being an error (doctor's problems, eval's regressions) passes ok=False.
