@@ -129,7 +129,9 @@ CODES: dict[str, Code] = {
     # the vault (exit 3)
     "vault_missing": Code(VAULT, "no vault where the command looked: `optmem init` makes one"),
     "unreadable": Code(
-        VAULT, "a file of the vault cannot be read (not UTF-8, an I/O error, a folder where a file belongs)"
+        VAULT,
+        "a file of the vault, or your own config.toml, cannot be read (not UTF-8, a settings file that is not "
+        "valid TOML, an I/O error, a folder where a file belongs); `file` names it",
     ),
     "unwritable": Code(
         VAULT,

@@ -7,6 +7,7 @@ the log's append path and reads the chains of versions back.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from optmem import clock, log, view
@@ -221,6 +222,9 @@ def history(
                 raise _key_for_id(idx, ref or "", domain, project) or exc from None
             rows = view.connected(start, lambda r: _linked(idx, r), key=lambda r: r.n)
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
+        saw = {r.id: json.loads(r.after) if r.after else [] for r in rows}
+        rows = view.written_order(rows, lambda r: r.id, lambda r: saw[r.id])  # (a backdated value after what it saw)
+        dated = {r.id: r.ts for r in rows}
         ok = set() if show_unsafe else idx.passed(rows)  # (the gate's verdicts, in one look-up)
         # a current value beside another domain's different one says so (`view_of`), as `conflicts` does
         guessed = idx.guesses_of(rows, now)  # (… and the guesses standing, in two statements)
@@ -230,7 +234,10 @@ def history(
             seen = idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {}), across=across)
             got = seen.full(show_unsafe=show_unsafe)
             gone = idx.forgetting(r)
-            out.append({**got, **(gone if show_unsafe else view.shown(gone))})
+            # values its writer saw that are dated after it: it replaced them all the same (tester 14 #7)
+            later = [rid for rid in saw[r.id] if (dated.get(rid) or 0) > (r.ts or 0)]
+            shown = {**got, **(gone if show_unsafe else view.shown(gone))}
+            out.append(shown | ({"dated_before": later} if later else {}))
         return out
 
 

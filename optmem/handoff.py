@@ -80,7 +80,9 @@ def write(
     when it was written, if earlier than now — a handoff that waited in a spool; `origin`: who
     wrote it — `agent` for an agent's own account of its session, whose "done" items are its
     claims, as every surface says). A person's edit of the HANDOFF.md it replaces is journalled
-    first (`follow`)."""
+    first (`follow`). HANDOFF.md holds the latest handoff, as `read` orders them (`_order`: by
+    time): one dated before the project's latest (a clock behind, OPTMEM_NOW) goes to the log
+    alone, and the file keeps the latest — the returned handoff's `file_kept` names it."""
     validate_name(project, "project")
     if domain is not None:
         validate_name(domain, "domain")  # before anything is made
@@ -158,12 +160,21 @@ def write(
             done_h = draft._replace(
                 time=rec.get("ts", clock.format_ts(clock.now())), domain=rec.get("domain"), id=stored
             )
+            latest = _records(vault, project, 1)
+            if latest and latest[0].id != stored and _order(latest[0]) > _order(done_h):
+                raise _Older(latest[0].id)  # (the file keeps the latest: the replacement is discarded)
             new.write(render(done_h).encode("utf-8"))
+    except _Older as kept:
+        return done_h._replace(file_kept=str(kept))
     except Unwritable as exc:
         if stored is None:
             raise
         raise _stored_unwritten(path, stored, exc) from exc  # (the disk filled meanwhile, …)
     return done_h
+
+
+class _Older(Exception):
+    """A handoff dated before the project's latest: its HANDOFF.md is not written (`write`)."""
 
 
 def _stored_unwritten(path: Path, record: str | None, exc: Unwritable) -> Unwritable:

@@ -55,6 +55,8 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
     # who wrote it (record.origin): `agent` — an agent's own account of its session (its "done"
     # items are its claims), `user` — a person; None: not recorded
     origin: str | None = None
+    # (what `write` returns) the newer handoff HANDOFF.md keeps, this one being dated before it
+    file_kept: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {

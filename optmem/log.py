@@ -368,9 +368,11 @@ def append(
     done = _append(vault, draft, on_similar=on_similar, on_update=on_update, allow_unsafe=allow_unsafe, gate=gate)
     if draft.tier == "redline" and done.status == "stored" and not vault.trusted:
         untrusted = (
-            "this vault came in a git clone and is not trusted here: the redline is stored, but it reads as an "
-            "unverified note — not a locked rule in context — until you run `optmem trust` (which makes every "
-            "redline of the vault a rule: read them first, under 'Unverified rules' in `optmem context`)"
+            "this vault came in a git clone and is not trusted here: the redline is stored, but on this clone it "
+            "reads as an unverified note — not a locked rule in context — until you run `optmem trust` (which makes "
+            "every redline of the vault a rule: read them first, under 'Unverified rules' in `optmem context`); "
+            "a clone that trusts the vault (the one it was begun on, or one you ran `optmem trust` on) reads it "
+            "as a locked rule once it syncs it"
         )
         done = done._replace(warning="; ".join(w for w in (done.warning, untrusted) if w))
     trouble = lifecycle.auto_sweep(vault)

@@ -781,9 +781,10 @@ def _check_hot(text: str, *, allow_unsafe: bool) -> None:
     check_hot(text, allow_unsafe=allow_unsafe)
 
 
-def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
+def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False, batch: bool = False) -> None:
     """Refuse a malformed batch before the vault is touched: each operation an object of known
-    fields holding strings, for this batch's file, of a known op with its text given."""
+    fields holding strings, for this batch's file, of a known op with its text given (`batch`:
+    the caller's own list, whose every error names its operation, a list of one too)."""
     for n, op in enumerate(ops, 1):
         if not isinstance(op, dict):
             raise UsageError(f"operation {n} is not an object: {quote(op)}")
@@ -853,13 +854,15 @@ def _check_ops(ops: list[Any], target: str, allow_unsafe: bool = False) -> None:
             if text is not None:
                 _check_hot(text, allow_unsafe=allow_unsafe)
         except OptmemError as exc:
-            if len(ops) > 1:
+            if len(ops) > 1 or batch:
                 exc.message = f"operation {n} ({kind}): {exc.message}"
                 exc.context["operation"] = n
             raise
 
 
-def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsafe: bool) -> list[Change]:
+def _edit(
+    hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsafe: bool, batch: bool = False
+) -> list[Change]:
     """Apply the operations (checked by `_check_ops`) to `hot` in memory — nothing is written —
     and check the limit on the final state; an error lists the file as it was."""
     before = HotFile(hot.label, hot.name, hot.path, hot.limit, list(hot.entries))
@@ -900,7 +903,7 @@ def _edit(hot: HotFile, ops: list[dict[str, Any]], threshold: float, allow_unsaf
                     "are applied: one of them replaced or removed it (the file as it is is listed); "
                     "nothing was written"
                 )
-            if len(ops) > 1 and not exc.message.startswith("operation"):
+            if (len(ops) > 1 or batch) and not exc.message.startswith("operation"):
                 exc.message = f"operation {n} ({kind or '?'}): {exc.message}"
                 exc.context["operation"] = n
             if "entries" in exc.context:  # the file as it is — nothing of the batch was written
@@ -941,13 +944,16 @@ def apply(
     origin: str | None = None,
     said_at: str | None = None,
     vouched_by: str | None = None,
+    batch: bool = False,
 ) -> Result:
     """Apply operations to one hot file all-or-nothing, under the vault lock. `origin`: where the
     text came from (`optmem.quarantine`: a tool's output becomes hot memory only by a person),
     which every journal record of the edit carries; `vouched_by`: the person who puts another
     store's text there (`user`: a person's `import --from hermes`) — the text keeps its origin,
     the journal records say who vouched for it (`vouched_by`);
-    `said_at`: when the edit was asked for, kept in its journal records (a write that waited).
+    `said_at`: when the edit was asked for, kept in its journal records (a write that waited);
+    `batch`: `ops` is the caller's own list (`optmem apply`): an error names its operation, in a
+    list of one too (tester 14 #14).
 
     Each op is {"op": "add", "text"} | {"op": "replace", "old"|"id", "new"} |
     {"op": "remove", "old"|"id"}, with optional "force" / "first". The limit is checked on the
@@ -961,11 +967,11 @@ def apply(
         from optmem.quarantine import check_origin, refuse_promotion
 
         refuse_promotion("hot memory", check_origin(origin), vouched_by or origin, "optmem add …")
-    _check_ops(ops, target, allow_unsafe)  # before anything is read or made: a malformed batch touches nothing
+    _check_ops(ops, target, allow_unsafe, batch)  # before anything is read or made: a malformed batch touches nothing
     threshold = vault.settings.dedup.threshold
     _, _, path, _ = _resolve(vault, target, project)
     if not vault.exists():  # the file is known to be empty: a batch that fails on it makes no vault
-        _edit(load(vault, target, project), ops, threshold, allow_unsafe)
+        _edit(load(vault, target, project), ops, threshold, allow_unsafe, batch)
     prepare(vault)  # a rebuild, if one is due, happens before the lock is taken
     with vault.lock(), _file_lock(vault, path):
         hot = load(vault, target, project)
@@ -979,7 +985,7 @@ def apply(
             )
         hot, drifted = _followed(vault, hot, project)  # (journalled only if every operation succeeds)
         was = entry_id(hot.render())
-        changes = _edit(hot, ops, threshold, allow_unsafe)
+        changes = _edit(hot, ops, threshold, allow_unsafe, batch)
         usage = hot.usage()
         real = [c for c in changes if c.status not in NO_OPS]
         journal: list[str] = []

@@ -229,11 +229,14 @@ class Settings(Section):
     warnings: tuple[str, ...] = ()
 
 
-def load(toml_text: str | None, overrides: list[str] | None = None, *, commands: bool = False) -> Settings:
+def load(
+    toml_text: str | None, overrides: list[str] | None = None, *, commands: bool = False, where: str = "optmem.toml"
+) -> Settings:
     """Defaults merged with `toml_text` (the vault's optmem.toml) and `section.name=value` pairs.
 
     Without `commands` (a vault's own file), settings that name a command are ignored with a
-    warning; `--set` pairs come from the user and may set them."""
+    warning; `--set` pairs come from the user and may set them. Text that is no TOML is a file
+    that cannot be read, as one that is no UTF-8 (`Unreadable`, naming `where`: the file)."""
     if not toml_text and not overrides:
         return Settings()
     import tomllib
@@ -244,7 +247,13 @@ def load(toml_text: str | None, overrides: list[str] | None = None, *, commands:
         try:
             data = tomllib.loads(toml_text)
         except tomllib.TOMLDecodeError as exc:
-            raise UsageError(f"optmem.toml is not valid TOML: {exc}; fix the file") from exc
+            from optmem.errors import Unreadable
+
+            raise Unreadable(
+                f"{where} is not valid TOML ({exc}); fix or move it, nothing was changed",
+                file=where,
+                reason=f"is not valid TOML ({exc})",
+            ) from exc
         for section, values in data.items():
             if not isinstance(values, dict):
                 warnings.append(f"optmem.toml: {section} = … is not a [section]; it was ignored")

@@ -472,6 +472,16 @@ class _Batch:
         text = memory.text.strip()
         if not text:
             return
+        if memory.when is not None and (
+            late := future_time(
+                memory.when,
+                f"its date {clock.format_ts(clock.from_epoch(memory.when))} (as the {source} file gives it)",
+                field=None,
+                fix="correct the date where it is kept and import it again",
+            )
+        ):
+            self.refuse(memory.line, late[0], late[1], file=memory.file)
+            return
         moment = clock.from_epoch(memory.when) if memory.when is not None else clock.now()
         draft = log.Draft(
             text,
@@ -832,14 +842,9 @@ def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
             "and import it again",
             "ts",
         )
-    if epoch > soon:
-        return (
-            "future_time",
-            f"its ts {_short(rec.ts)} is in the future (more than a day ahead of this clock): it would stay the "
-            "newest version of its fact, every later write losing to it; give it the time it was written and "
-            "import it again",
-            "ts",
-        )
+    late = future_time(epoch, f"its ts {_short(rec.ts)}", soon)
+    if late:
+        return late
     for name in ("tags", "corrects"):
         given: tuple[str, ...] = getattr(rec, name)
         mark = f'"{name}":'.encode()
@@ -858,6 +863,29 @@ def _malformed(raw: bytes, rec: Record, soon: float) -> Refusal | None:
                 name,
             )
     return None
+
+
+FUTURE_HARM = "it would stay the newest version of its fact, every later write losing to it"
+
+
+def future_time(
+    epoch: float,
+    said: str,
+    soon: float | None = None,
+    *,
+    field: str | None = "ts",
+    harm: str = FUTURE_HARM,
+    fix: str = "give it the time it was written and import it again",
+) -> Refusal | None:
+    """The one check every import makes of a time it brings (an export's record or recall, a
+    neighbour's dated memory): more than `clock.FUTURE_SLACK` ahead of this clock is no clock
+    skew but a wrong date, refused as `future_time` — `said` names the time, `harm` what taking
+    it would do. `soon`: the limit, when a caller checks many times at once."""
+    limit = clock.now().timestamp() + clock.FUTURE_SLACK if soon is None else soon
+    if epoch <= limit:
+        return None
+    message = f"{said} is in the future (more than a day ahead of this clock): {harm}; {fix}"
+    return ("future_time", message, field) if field else ("future_time", message)
 
 
 def _short(value: Any) -> str:
@@ -1039,14 +1067,13 @@ def _record_chunks(
             when = clock.to_epoch(line["ts"]) if isinstance(line, dict) and isinstance(line.get("ts"), str) else None
             if when is None:
                 batch.refuse(n, "unparseable_line", "an access line without a time")
-            elif when > clock.now().timestamp() + clock.FUTURE_SLACK:
-                batch.refuse(
-                    n,
-                    "future_time",
-                    f"its ts {_short(line['ts'])} is in the future: the records it names would count as recalled "
-                    "until then; only a recall is left out",
-                    "ts",
-                )
+            elif late := future_time(
+                when,
+                f"its ts {_short(line['ts'])}",
+                harm="the records it names would count as recalled until then",
+                fix="only a recall is left out",
+            ):
+                batch.refuse(n, *late)
             else:
                 batch.access.append(line)
         elif isinstance(obj, dict) and isinstance(obj.get("hot"), dict) and _hot_ok(obj["hot"]):

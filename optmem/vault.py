@@ -424,7 +424,12 @@ class Vault:
 
     def settings_from(self, text: str | None) -> Settings:
         """The settings optmem.toml's `text` and the overrides make."""
-        return _cached_settings(self, text) if text and not self.overrides else settings.load(text, self.overrides)
+        where = str(self.root / "optmem.toml")
+        return (
+            _cached_settings(self, text)
+            if text and not self.overrides
+            else settings.load(text, self.overrides, where=where)
+        )
 
     @property
     def settings_loaded(self) -> bool:
@@ -671,7 +676,7 @@ def _cached_settings(vault: Vault, text: str) -> settings.Settings:
         st = os.stat(settings.__file__)
         stamp = [text, __version__, st.st_size, st.st_mtime_ns]
     except OSError:
-        return settings.load(text)
+        return settings.load(text, where=str(vault.root / "optmem.toml"))
     path = settings_cache(vault, stamp)
     try:
         kept = json.loads(fsio.read_bytes(path, within=vault.root, limit=4 * settings.FILE_BYTES) or b"")
@@ -679,7 +684,7 @@ def _cached_settings(vault: Vault, text: str) -> settings.Settings:
             return settings.from_plain(kept["settings"])
     except (OptmemError, OSError, ValueError, KeyError, TypeError):
         pass
-    loaded = settings.load(text)
+    loaded = settings.load(text, where=str(vault.root / "optmem.toml"))
     if vault.cache_dir.is_dir():  # (reading settings never lays out a vault)
         try:
             fsio.atomic_write(

@@ -351,6 +351,23 @@ def waits(m: Member) -> bool:
     return bool(m.guess) and m.kind != MEMORY
 
 
+def written_order(items: list[Any], ident: Callable[[Any], str], saw: Callable[[Any], Iterable[str]]) -> list[Any]:
+    """`items` (a key's values, oldest first by `newer_key`) with each moved after every value its
+    writer saw (`saw`: its `after`) — the order the values replaced each other in, which `_heads`
+    follows whatever the clocks say: a value written knowing a later-dated one (a clock behind,
+    OPTMEM_NOW) comes after it. Otherwise the order is kept; a hand-made cycle is broken by it."""
+    at = {ident(x): i for i, x in enumerate(items)}
+    needs = [{at[rid] for rid in saw(x) if at.get(rid, i) != i} for i, x in enumerate(items)]
+    out: list[Any] = []
+    done: set[int] = set()
+    while len(out) < len(items):
+        left = [i for i in range(len(items)) if i not in done]
+        i = next((i for i in left if needs[i] <= done), left[0])
+        done.add(i)
+        out.append(items[i])
+    return out
+
+
 def newest(members: Iterable[Member]) -> Member:
     """The newest member (`newer_key`)."""
     return max(members, key=lambda m: newer_key(m.ts, m.id, m.n))

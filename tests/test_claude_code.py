@@ -163,6 +163,11 @@ def test_a_line_that_reports_work_and_names_the_next_step_is_split(tmp_path, rep
     h = handoffs()[0]
     assert h["done"] == ["changed the port to 9090 in config.py."]
     assert h["next"] == ["update the nginx config."]
+    # a label after another sentence starts the item: the words before it are no part of it (tester 14 #12)
+    entries[1]["message"]["content"][0]["text"] = "I won't do that. TODO: fix the nginx typo proxy_pas."
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), "utf-8")
+    hook("SessionEnd", repo, path)
+    assert handoffs()[0]["next"] == ["fix the nginx typo proxy_pas."]
 
 
 @pytest.mark.long

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.util
+import json
 from pathlib import Path
 from types import ModuleType
 
@@ -168,3 +169,32 @@ def test_a_file_named_before_the_text_is_pointed_at_target(cli, vault):
     # a first word that names no file gets only the quoting advice
     assert "--target" not in cli.json("add", "deploy", "to staging", code=2)["error"]["message"]
     assert "--target" not in cli.json("search", "memory", "port", code=2)["error"]["message"]
+
+
+# -- a configuration that cannot be read, alike whatever is wrong with it -----------------------------
+def test_a_config_file_that_cannot_be_read_is_one_error_naming_it_and_a_bad_domain_names_its_variable(
+    cli, vault, vault_path, tmp_path, monkeypatch
+):
+    """Tester 14 #13: optmem.toml with a broken table header was `usage` (exit 2) naming no file,
+    the same file with invalid UTF-8 `unreadable` (exit 3) naming it; OPTMEM_DOMAIN=../x was
+    refused as "domain '../x'" without naming the variable that said it."""
+    toml = vault_path / "optmem.toml"
+    for broken in (b"[limits\n", b'[log]\ndomain = "caf\xe9"\n'):
+        toml.write_bytes(broken)
+        res = cli("search", "x", "--json")
+        err = json.loads(res.stdout)["error"]
+        assert res.exit_code == 3 and err["code"] == "unreadable", (broken, err)
+        assert err["file"] == str(toml) and str(toml) in err["message"], err
+    toml.unlink()
+    mine = tmp_path / "config.toml"
+    mine.write_text("[mcp\n", "utf-8")
+    monkeypatch.setenv("OPTMEM_CONFIG", str(mine))
+    err = cli.json("compact", code=3)["error"]  # (it reads the user's own file for a summariser)
+    assert err["code"] == "unreadable" and err["file"] == str(mine) and "not valid TOML" in err["message"]
+    monkeypatch.delenv("OPTMEM_CONFIG")
+    monkeypatch.setenv("OPTMEM_DOMAIN", "../x")
+    err = cli.json("append", "a note", code=2)["error"]
+    assert err["code"] == "invalid_name" and err["variable"] == "OPTMEM_DOMAIN"
+    assert err["message"].startswith("OPTMEM_DOMAIN") and "unset it" in err["message"]
+    assert not (vault_path / "LOG.jsonl").exists() or "a note" not in (vault_path / "LOG.jsonl").read_text("utf-8")
+    assert cli.json("append", "a note", "--domain", "ops")["id"]  # (--domain wins over the variable)

@@ -509,3 +509,28 @@ def test_a_commit_a_merge_brings_in_is_second_hand_and_one_made_here_is_its_make
     assert "redis 7" not in ctx or "imported from git" in next(x for x in ctx.split("\n") if "redis 7" in x)
     err = cli.json("correct", merged["id"], "always merge main into feature branches", "--redline", code=1)["error"]
     assert err["code"] == "needs_person"
+
+
+def test_a_commit_message_in_another_encoding_is_recorded_never_lost(tmp_path, vault_path):
+    """A commit message is bytes in the encoding the commit declares (tester 14 #3): a Latin-1
+    repository's commit is recorded in its words; one whose bytes fit no declared encoding is
+    recorded all the same, with U+FFFD for each bad byte, the bytes as written kept and the hook
+    saying so — before, both were lost ("'utf-8' codec can't decode byte 0xe9")."""
+    repo = tmp_path / "menu"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    assert om("hooks", "install", "--repo", str(repo)).returncode == 0
+    git(repo, "config", "i18n.commitEncoding", "ISO-8859-1")
+    (repo / "a.txt").write_text("a")
+    git(repo, "add", ".")
+    done = git(repo, "commit", "-qm", os.fsdecode(b"caf\xe9 menu updated"))
+    assert "not recorded" not in done.stderr, done.stderr
+    # a name git cannot convert from: the bytes go to the log as they are, marked
+    git(repo, "config", "i18n.commitEncoding", "x-no-such-encoding")
+    (repo / "b.txt").write_text("b")
+    git(repo, "add", ".")
+    done = git(repo, "commit", "-qm", os.fsdecode(b"th\xe9 second"))
+    assert "not recorded" not in done.stderr and "subject_bytes" in done.stderr, done.stderr
+    recs = commits(vault_path)
+    assert [c["text"] for c in recs] == ["café menu updated", "th\ufffd second"]
+    assert "subject_bytes" not in recs[0] and recs[1]["subject_bytes"] == "th\\xe9 second"

@@ -399,3 +399,28 @@ def test_a_handoff_that_cannot_be_read_at_all_is_not_replaced(vault, cli):
     res = cli("handoff", "write", "-p", "web", "--next", "second", "--json")
     assert res.exit_code != 0 and "nothing was written" in res.stdout + res.stderr, res.stdout + res.stderr
     assert path.read_bytes() == b"## Next\n- caf\xe9 au lait\n"
+
+
+def test_a_handoff_dated_before_the_latest_leaves_handoff_md_holding_the_latest(cli, vault, monkeypatch):
+    """Tester 14 #8: a handoff written dated 11-28 after one dated 12-01 replaced HANDOFF.md, while
+    `handoff read` and `context` showed the 12-01 one (the latest by time): the file held an older
+    note than every surface. It goes to the log alone, and the write says so."""
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-01T09:00:00Z")
+    latest = cli.json("handoff", "write", "-p", "api", "--next", "deploy the 12-01 build")["handoff"]["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-11-28T09:00:00Z")
+    out = cli("handoff", "write", "-p", "api", "--next", "deploy the 11-28 build", "--json")
+    assert out.exit_code == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["file_kept"] == latest and "before the latest one" in out.stderr
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-02T09:00:00Z")
+    on_disk = (vault.root / "projects" / "api" / "HANDOFF.md").read_text("utf-8")
+    assert "12-01 build" in on_disk and "11-28 build" not in on_disk
+    assert cli.json("handoff", "read", "-p", "api")["handoffs"][0]["id"] == latest
+    assert [h["id"] for h in cli.json("handoff", "read", "-p", "api", "--history", "2")["handoffs"]] == [
+        latest,
+        got["handoff"]["id"],
+    ]
+    # a handoff dated after the latest replaces the file as ever
+    newer = cli.json("handoff", "write", "-p", "api", "--next", "deploy the 12-02 build")
+    assert "file_kept" not in newer
+    assert "12-02 build" in (vault.root / "projects" / "api" / "HANDOFF.md").read_text("utf-8")

@@ -419,12 +419,15 @@ def test_a_hook_given_what_is_not_text_says_so_and_raises_nothing(tmp_path, monk
         p.sync_turn(5, 6, session_id="s-1")
         p.on_delegation(["a task"], "a result long enough to keep")
         p.on_memory_write("add", "memory", 42)
+        p.on_memory_write("append", "memory", "Uses pnpm 9")  # (tester 14 #14: dropped without a word)
+        p.on_memory_write("add", "notes", "Uses pnpm 9")
         p.on_session_end("garbage")
         assert p.prefetch(7) == "" and p.on_pre_compress(8) == ""
         p.queue_prefetch(9)
         p.on_session_switch(10)
     assert "'user_content' is int (5)" in caplog.text and "'task' is list" in caplog.text
     assert "'content' is int (42)" in caplog.text and "'messages' is str" in caplog.text
+    assert "action 'append' is not one of" in caplog.text and "target 'notes' is not one of" in caplog.text
     assert "'query' is int (7)" in caplog.text and "'new_session_id' is int (10)" in caplog.text
     assert not (home / "optmem" / "LOG.jsonl").exists() and not (home / "optmem" / "MEMORY.md").exists()
     assert p.session_id == "s-1"

@@ -781,3 +781,34 @@ def test_every_refusal_of_the_hub_is_in_the_error_shape(vault_path, tmp_path, wo
     finally:
         hub.kill()
         hub.wait()
+
+
+@pytest.mark.long
+def test_a_write_logs_nothing_at_the_default_level_and_no_stored_text_ever(tmp_path):
+    """Tester 14 #11: each append whose text may update another record wrote "warning: this may
+    update … (“<the other record's words>”)" to the hub's stderr — a line per request at the
+    default level, and another agent's stored text copied into the hub's log. The warning is the
+    tool's answer (its JSON), and the log holds nothing of it, at any level."""
+    import asyncio
+
+    async def script(s) -> list[dict]:
+        out = []
+        for i in range(3):  # (each a possible update of the one before, as the write gate reads it)
+            result = await s.call_tool("append", {"text": f"http agent 0 note {i} about the queue"})
+            out.append(result.structured_content)
+        return out
+
+    for level in ("warning", "debug"):
+        port, log = free_port(), tmp_path / f"hub-{level}.err"
+        with log.open("wb") as err:
+            hub = start_hub(tmp_path / level, str(port), {"OPTMEM_MCP_TOKEN": TOKEN}, "--log-level", level, stderr=err)
+            try:
+                said = asyncio.run(asyncio.wait_for(client_session(port, script), HANG))
+            finally:
+                hub.kill()
+                hub.wait()
+        assert any(got.get("possible_update") for got in said), said  # (the tool's answer says it)
+        logged = log.read_text("utf-8", "replace")
+        assert "may update" not in logged and "about the queue" not in logged, logged
+        if level == "warning":
+            assert logged == "", logged

@@ -270,3 +270,40 @@ def test_a_plain_line_after_an_index_link_is_a_record_of_its_own(cli, tmp_path):
     done = cli.json("import", "--from", "claude-code", str(memory))
     texts = [r["text"] for r in records(cli)]
     assert done["records"] == 2 and any("short answers" in t for t in texts) and any("Thursdays" in t for t in texts)
+
+
+# -- dates ahead of the clock -----------------------------------------------------------------
+def test_every_import_path_refuses_a_date_in_the_future_as_the_export_import_does(cli, tmp_path):
+    """A neighbour's memory dated years ahead would stay the newest value of its fact, every later
+    write losing to it (tester 14 #2): the same `future_time` refusal as an export's line."""
+    mem0 = tmp_path / "mem0.json"
+    mem0.write_text(
+        json.dumps(
+            [
+                {"id": "k1", "memory": "Dentist is Dr. Lee", "user_id": "u", "updated_at": "2099-06-01T00:00:00Z"},
+                {"id": "k2", "memory": "Dentist is Dr. Kim", "user_id": "u", "updated_at": "2026-12-06T00:00:00Z"},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    done = cli.json("import", "--from", "mem0", str(mem0))
+    assert done["records"] == 1 and done["partial"] is True
+    [bad] = done["bad"]
+    assert bad["code"] == "future_time" and "2099-06-01" in bad["message"] and bad["file"] == "mem0.json"
+    assert [r["text"] for r in records(cli)] == ["Dentist is Dr. Kim"]
+    topic = tmp_path / "claude" / "memory" / "port.md"
+    topic.parent.mkdir(parents=True)
+    topic.write_text(
+        "---\nname: port\ndescription: port\nmetadata:\n  type: project\n  modified: 2099-01-01T00:00:00Z\n---\n"
+        "The port is 1111\n",
+        encoding="utf-8",
+    )
+    err = cli.json("import", "--from", "claude-code", str(tmp_path / "claude"), code=1)["error"]
+    assert err["code"] == "nothing_imported" and "2099-01-01" in err["message"]
+    assert not [r for r in records(cli) if "1111" in r["text"]]
+    # the export's line: refused as it always was, with the same words
+    header = {"format": "optmem-export", "version": 1, "records": 1}
+    line = {"record": {"v": 1, "id": "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "ts": "2099-01-01T00:00:00Z", "text": "port 2222"}}
+    (tmp_path / "fut.jsonl").write_text(f"{json.dumps(header)}\n{json.dumps(line)}\n", encoding="utf-8")
+    out = cli("import", str(tmp_path / "fut.jsonl"), "--json")
+    assert "future_time" in out.stdout and "more than a day ahead of this clock" in out.stdout

@@ -254,3 +254,22 @@ def test_an_inference_is_put_against_what_was_last_said_not_a_fast_clock_value_r
     cli.json("append", "the user theme is blue", "--key", "user.theme", "--basis", "inferred")
     [c] = cli.json("conflicts")["conflicts"]
     assert sorted(v["text"] for v in c["values"]) == ["the user theme is blue", "the user theme is light"]
+
+
+def test_history_lists_a_backdated_value_after_the_values_it_replaced_and_says_so(cli, vault, vault_path, monkeypatch):
+    """Tester 14 #7: 7070, written after 8080 and 9090 but dated before both (a clock behind, a
+    backdated OPTMEM_NOW), replaces them — its writer saw them — yet `history` ("oldest first")
+    listed it first, by its time, with no word why it was current."""
+    quiet(vault_path)
+    ids = {}
+    for when, port in (("2026-12-01", "8080"), ("2026-12-02", "9090"), ("2026-11-29", "7070")):
+        monkeypatch.setenv("OPTMEM_NOW", f"{when}T09:00:00Z")
+        ids[port] = cli.json("append", f"api port is {port}", "--key", "api.port")["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-03T09:00:00Z")
+    versions = cli.json("history", "--key", "api.port")["versions"]
+    assert [v["text"] for v in versions] == ["api port is 8080", "api port is 9090", "api port is 7070"]
+    assert [v["status"] for v in versions] == ["superseded", "superseded", "current"]
+    assert versions[2]["dated_before"] == [ids["9090"]] and "dated_before" not in versions[1]
+    printed = cli("history", "--key", "api.port").stdout
+    assert printed.index("api port is 9090") < printed.index("api port is 7070")
+    assert f"dated before {ids['9090'][-8:]}, which its writer saw" in printed

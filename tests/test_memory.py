@@ -393,3 +393,14 @@ def test_a_hot_file_put_back_or_deleted_by_a_person_after_an_edit_is_their_edit(
     (vault_path / "projects" / "beta" / "MEMORY.md").unlink()
     cli.json("add", "--project", "beta", "beta deploys on Mondays")
     assert memory.load(vault, "memory", "beta").entries == ["beta deploys on Mondays"]
+
+
+def test_an_apply_batch_of_one_names_its_operation_and_a_command_of_one_does_not(vault, cli):
+    """Tester 14 #14: `[{"op": "add"}]` to `apply` said "TEXT is empty" without naming operation 1,
+    as a longer batch's error names its operation; `optmem add ""` is no batch and names none."""
+    err = cli.json("apply", "-", input=json.dumps([{"op": "add"}]), code=2)["error"]
+    assert err["message"].startswith("operation 1 (add): TEXT is empty") and err["operation"] == 1, err
+    err = cli.json("apply", "-", input=json.dumps([{"op": "remove", "old": "zzz"}]), code=1)["error"]
+    assert err["message"].startswith("operation 1 (remove):") and err["operation"] == 1, err
+    err = cli.json("add", "", code=2)["error"]
+    assert err["message"].startswith("TEXT is empty") and "operation" not in err, err

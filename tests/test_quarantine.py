@@ -427,11 +427,15 @@ def test_a_command_an_agent_runs_through_a_pty_is_the_agents_and_user_stays_one_
     )
     assert said_user == "user"
     # a person who typed it in a shell the host started (Claude Code's `!`) carries the mark too:
-    # on a terminal, the command says whose it took it for, why, and the flag that says otherwise
+    # on a terminal, the command says whose it took it for, why, and to run it at their own
+    # terminal — never the flag that passes the person check, which the agent on a pty reads too
+    # (tester 14 #4: docs/safety.md's "names no flag that would pass the check")
     person, agent, chosen = said
     [name] = marker
     assert "origin" not in person and "origin" not in chosen
-    assert f"written as the agent's: {name} is set" in agent and "--origin user" in agent
+    assert f"written as the agent's: {name} is set" in agent and "a terminal of your own" in agent
+    assert "--origin" not in agent
+    assert ("Claude Code's `!`" in agent) == (name == "CLAUDECODE"), agent  # (each host's own example)
 
 
 def test_stats_counts_the_redlines_context_shows_and_says_how_many_are_held(cli):

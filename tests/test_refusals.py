@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import put
+from conftest import git, put
 
 
 def _files(root: Path) -> dict[str, bytes | None]:
@@ -380,6 +380,12 @@ def test_a_write_to_a_folder_of_other_files_makes_it_a_vault_and_says_so_once(cl
     empty = tmp_path / "empty"
     empty.mkdir()  # an empty folder made for it: nothing to say
     assert "a vault" not in cli("--vault", str(empty), "append", "a note").stderr
+    # a clone of an empty repository holds only `.git`: no other files (tester 14 #14)
+    clone = tmp_path / "clone"
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "origin.git"))
+    git(tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(clone))
+    said = cli("--vault", str(clone), "append", "a note").stderr
+    assert "held other files" not in said and (clone / "LOG.jsonl").exists(), said
 
 
 def test_a_refused_write_to_a_folder_not_yet_a_vault_changes_nothing_there(cli, tmp_path):

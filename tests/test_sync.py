@@ -846,3 +846,25 @@ def test_a_handoff_path_that_is_no_file_does_not_stop_the_sync_of_a_clone_that_p
     sync(two)
     report = sync(one)
     assert report["purged_again"] == 1 and report["handoffs_dropped"] == [], report
+
+
+@pytest.mark.long
+def test_a_redline_written_on_a_clone_not_trusted_says_a_trusted_clone_locks_it_and_one_does(tmp_path):
+    """Tester 14 #6: a person's redline on the desktop (a clone, not trusted) was said to read as
+    "an unverified note … until you run optmem trust"; the laptop, trusted (its first write began
+    the vault), listed it under locked rules at the next sync. The warning says both, and the
+    sync does what it says (trusting a clone trusts whoever can push to it: docs/safety.md)."""
+    laptop, desktop = pair(tmp_path)
+    om(laptop, "append", "laptop note: deploys go through staging")
+    sync(laptop)
+    git(desktop, "pull", "-q", "origin", "main")
+    rule = "desktop rule: always skip code review"
+    said = CLI("--vault", str(desktop), "append", rule, "--redline", "--origin", "user", env=ENV).stderr
+    assert "unverified note" in said and "on this clone" in said, said
+    assert "a clone that trusts the vault" in said and "locked rule once it syncs it" in said, said
+    sync(desktop)
+    sync(laptop)
+    text = om(laptop, "context")["text"]
+    locked = text.split("## Redlines — locked rules", 1)[1].split("\n## ", 1)[0]
+    assert rule in locked
+    assert rule not in om(desktop, "context")["text"].split("## Unverified rules", 1)[0]

@@ -11,7 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from optmem import fsio, settings
-from optmem.errors import InvalidName, Locked, Unwritable, UsageError
+from optmem.errors import InvalidName, Locked, Unreadable, Unwritable, UsageError
 from optmem.vault import resolve, validate_name
 
 
@@ -177,7 +177,7 @@ def test_settings_defaults_toml_and_overrides():
     s = settings.load("[limits]\nmemory = 3000\n", ["dedup.threshold=0.8", "tree.summarizer=cat"])
     assert s.limits.memory == 3000 and s.limits.user == 1375
     assert s.dedup.threshold == 0.8 and s.tree.summarizer == "cat" and s.warnings == ()
-    with pytest.raises(UsageError):
+    with pytest.raises(Unreadable, match="optmem.toml is not valid TOML"):  # (a file, as one not UTF-8)
         settings.load("[limits\n")
     with pytest.raises(UsageError):
         settings.load(None, ["nodot=1"])

@@ -158,6 +158,9 @@ def _said_of_spool(got: dict[str, Any]) -> None:
     """What a hook run says on stderr of its spool: what waits there and why, what was dropped."""
     for line in got.get("dropped") or []:
         note(f"optmem: {line}")
+    for said in [got, *got.get("commits", [])]:  # (HEAD's own fields are its entry's, said once)
+        if said.get("warning") and (said is got or said.get("sha") != got.get("sha")):
+            note(f"optmem: warning: {said['warning']}")
     if got.get("error"):
         note(f"optmem: error: {got['error']}")
     if got.get("spooled"):

@@ -110,7 +110,14 @@ def echo(text: str, *, err: bool = False) -> None:
     terminal. (JSON comes through whole: `dumps` escapes them.) Output the system refuses raises
     `output_failed`; talk it refuses is dropped (nowhere to say it)."""
     text = printable(text)
-    captured = None if err else CAPTURE.get()
+    captured = CAPTURE.get()
+    if captured is not None and err:
+        # an MCP tool call (stdio or the hub): its talk is in the JSON it answers (`warning` …);
+        # on the server's stderr it would be a line per request, quoting stored text (tester 14 #11)
+        import logging
+
+        logging.getLogger("optmem.mcp").debug("a command's note to stderr, %d characters, not copied", len(text))
+        return
     if captured is not None:
         captured.append(text)
         return
@@ -165,7 +172,7 @@ def user_settings() -> Any:
     path = os.environ.get("OPTMEM_CONFIG") or str(
         Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "optmem" / "config.toml"
     )
-    return settings.load(fsio.read_text(Path(path), limit=settings.FILE_BYTES), commands=True)
+    return settings.load(fsio.read_text(Path(path), limit=settings.FILE_BYTES), commands=True, where=path)
 
 
 def summarizer_command(flag: str | None) -> str | None:
@@ -272,7 +279,8 @@ def get_vault(*, write: bool = False, create: bool = True, overrides: list[str] 
         # a folder never set up gets its .gitattributes and .gitignore when the write happens;
         # once they exist, what the user changes in them is theirs
         vault.lay_out_on_write = True
-        vault.held_files = vault.exists() and any(vault.root.iterdir())  # (before this write adds any)
+        # (before this write adds any; a fresh clone's `.git` is no file of its own: tester 14 #14)
+        vault.held_files = vault.exists() and any(p.name != ".git" for p in vault.root.iterdir())
         STATE.created.append(vault)  # (announced at the end: a new folder, or one made a vault)
     return vault
 
@@ -294,8 +302,25 @@ def _served_vault_gone(vault: Vault) -> None:
 
 
 def env_domain(domain: str | None) -> str | None:
-    """--domain, else OPTMEM_DOMAIN (the core falls back to config, then `default`)."""
-    return domain or os.environ.get("OPTMEM_DOMAIN") or None
+    """--domain, else OPTMEM_DOMAIN (the core falls back to config, then `default`); a name
+    OPTMEM_DOMAIN gives that is not one is refused naming the variable (tester 14 #13: the
+    error named a domain nobody had typed on the command line)."""
+    if domain:
+        return domain
+    said = os.environ.get("OPTMEM_DOMAIN") or None
+    if said is not None:
+        from optmem.errors import InvalidName
+        from optmem.vault import validate_name
+
+        try:
+            validate_name(said, "domain")
+        except InvalidName as exc:
+            raise InvalidName(
+                f"OPTMEM_DOMAIN (the environment's domain): {exc.message}; set it to such a name, or unset it",
+                **exc.context,
+                variable="OPTMEM_DOMAIN",
+            ) from exc
+    return said
 
 
 def origin_of(origin: str | None, agent: bool = False) -> str:
@@ -313,9 +338,12 @@ def origin_of(origin: str | None, agent: bool = False) -> str:
         return "agent"
     if mark := agent_mark(os.environ):
         if terminal:  # (a person typing in a shell the host started carries its mark too: say so)
+            # — and name no flag that passes the person check: an agent on a pty reads this too
+            # (tester 14 #4); docs/safety.md tells a person the rest
+            inside = ("Claude Code's `!` bash mode, " if mark[0] == "CLAUDECODE" else "") + f"a shell {mark[1]} started"
             note(
                 f"written as the agent's: {mark[0]} is set ({mark[1]} runs this command); if you typed it "
-                f"yourself (Claude Code's `!`, a shell started inside {mark[1]}), --origin user says it is yours"
+                f"yourself ({inside}), run it at a terminal of your own that {mark[1]} did not start"
             )
         return "agent"
     return "user" if terminal else "agent"
@@ -438,6 +466,15 @@ def short(rid: str | None) -> str:
     from optmem.view import short_id
 
     return short_id(rid)
+
+
+def stored_line(text: str) -> str:
+    """Stored text on one line of a human listing (search's hits, conflicts, pending, merge
+    suggestions): defused as every surface shows stored text (`fence.line`: a fake `[REDLINE]`
+    or `[SUPERSEDED by …]` reads `⟦REDLINE⟧`, tester 14 #5), its runs of white space one space."""
+    from optmem.safety.fence import line
+
+    return " ".join(line(text).split())
 
 
 def emit(json_out: bool, payload: dict[str, Any], human: Callable[[], str | None], *, ok: bool = True) -> None:

@@ -374,5 +374,6 @@ def apply_cmd(
             domain=env_domain(None),
             allow_unsafe=allow_unsafe,
             origin=origin_of(origin),
+            batch=True,
         ),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from optmem.cli.common import emit, get_vault, origin_of, short, warn_all
+from optmem.cli.common import emit, get_vault, origin_of, short, stored_line, warn_all
 from optmem.cli.spec import PERSON, SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 
 SOURCE = opt("source", help="Who did it (agent, tool, person).")
@@ -105,7 +105,7 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
         return "\n".join(
             f"{short(w.id)}  {w.age_days:>4}d  said again {w.restated}x"
             + (f"  confidence {w.confidence:g}" if w.confidence is not None else "")
-            + f"  {' '.join(w.text.split())}"
+            + f"  {stored_line(w.text)}"
             + (f"  [{'; '.join(said)}]" if (said := labels(w._asdict(), omit=(PENDING_LABEL,))) else "")
             for w in waiting
         )

@@ -93,6 +93,12 @@ def render_record(rec: dict[str, Any]) -> str:
         lines.append("  written as a guess (pending); no longer one")
     for guess in guess_notes(rec.get("may_update"), rec.get("may_be_updated_by") or (), short):
         lines.append(f"  {guess} (the write gate's guess)")
+    if rec.get("dated_before"):  # (`history`: listed after them, the order it replaced them in)
+        them = "them" if len(rec["dated_before"]) > 1 else "it"
+        lines.append(
+            f"  dated before {', '.join(short(r) for r in rec['dated_before'])}, which its writer saw: it replaces "
+            f"{them} all the same (its clock was behind, or OPTMEM_NOW set) — listed after {them}, as written"
+        )
     for ev in rec.get("events") or []:
         lines.append(f"  {ev['ts'] or '?'}  {ev['event'].replace('_', ' ')} ({short(ev['id'])})")
     lines += [f"  {x}" for x in defuse(rec["text"]).split("\n")]

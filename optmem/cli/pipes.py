@@ -10,6 +10,7 @@ from optmem.cli.common import (
     origin_of,
     progress_callback,
     read_arg,
+    short,
     summarizer_command,
     warn_all,
 )
@@ -103,10 +104,19 @@ def handoff_write(
         allow_unsafe=allow_unsafe,
         origin=origin_of(None),  # who runs it: a person at a terminal, else an agent (as `append`)
     )
+    where = f"projects/{project}/HANDOFF.md"
+    if h.file_kept:  # dated before the latest: in the log, not the file (`handoff.write`)
+        warn_all(
+            [
+                f"this handoff is dated {h.time}, before the latest one ({short(h.file_kept)}): it is kept in the log "
+                f"(`optmem handoff read -p {project} --history 2` lists it), and {where} keeps the latest, which "
+                "`handoff read` and `context` show"
+            ]
+        )
     emit(
         json_out,
-        {"handoff": h.to_dict(), "file": f"projects/{project}/HANDOFF.md"},
-        lambda: f"handoff for {project} written ({h.id})",
+        {"handoff": h.to_dict(), "file": where} | ({"file_kept": h.file_kept} if h.file_kept else {}),
+        lambda: f"handoff for {project} written ({h.id})" + (" to the log only" if h.file_kept else ""),
     )
 
 

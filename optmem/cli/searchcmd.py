@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import sys
 
-from optmem.cli.common import emit, env_domain, get_vault, origin_of, progress_callback, read_arg, short, warn_all
+from optmem.cli.common import (
+    emit,
+    env_domain,
+    get_vault,
+    origin_of,
+    progress_callback,
+    read_arg,
+    short,
+    stored_line,
+    warn_all,
+)
 from optmem.cli.spec import ORIGIN, SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
 from optmem.errors import quote
 
@@ -33,7 +43,7 @@ def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str, str, dict[st
     for h in result["hits"]:
         age = clock.age_of(h["ts"], now)
         where = h["domain"] + (f"/{h['project']}" if h["project"] else "")
-        text = " ".join(h["text"].split())
+        text = stored_line(h["text"])
         rid = h["id"] if h["kind"] == "summary" else short(h["id"])  # a node id is short and whole
         rows.append((age, where, rid, text, badges(h), h.get("explain")))
     return rows
@@ -374,7 +384,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
                 f"each of {len({v['domain'] for v in sk.values})} domains (each keeps its own; no conflict to "
                 "resolve, but it may be one fact told two ways)"
             )
-            out += [f"  {short(v['id'])}  {v['ts']}  {v['domain']}  {' '.join(v['text'].split())}" for v in sk.values]
+            out += [f"  {short(v['id'])}  {v['ts']}  {v['domain']}  {stored_line(v['text'])}" for v in sk.values]
             out.append("  if they are one fact, correct the stale one: optmem correct ID TEXT")
         return out
 
@@ -393,7 +403,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
                 what = c.key if c.key is not None else f"corrected two ways: {short(c.fact or '')}"
             out.append(f"{what}  ({c.domain}" + (f"/{c.project}" if c.project else "") + ")")
             out += [
-                f"  {short(v['id'])}  {v['ts']}  {' '.join(v['text'].split())}"
+                f"  {short(v['id'])}  {v['ts']}  {stored_line(v['text'])}"
                 + (f"  — {v['source']}" if v.get("source") else "")
                 + (f"  [{'; '.join(said)}]" if (said := labels(v, omit=(STATUS_LABEL, CONFLICT_LABEL))) else "")
                 for v in c.values
@@ -529,7 +539,7 @@ def merge(
             lambda: (
                 "\n".join(
                     f"{s.reason}:\n"
-                    + "\n".join(f"  {short(i)}  {' '.join(t.split())[:80]}" for i, t in zip(s.ids, s.texts))
+                    + "\n".join(f"  {short(i)}  {stored_line(t)[:80]}" for i, t in zip(s.ids, s.texts))
                     + f"\n  optmem merge {' '.join(short(i) for i in s.ids)} --topic {shlex.quote(s.topic)}"
                     for s in found
                 )

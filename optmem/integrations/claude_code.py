@@ -41,6 +41,7 @@ _OPEN = re.compile(
 )
 # the label an open item starts with ("Next: ", "TODO - ", "下一步：") — not what is to be done
 _LABEL = re.compile(r"^(?:todo|next steps?|next|remaining|follow[- ]up|待办|下一步|还需要)\s*[:：\-–—]?\s*", re.I)
+_LABEL_SAID = re.compile(r"(?:todo|next steps?|next|remaining|follow[- ]up|待办|下一步|还需要)\s*[:：\-–—]", re.I)
 # the label a line of work done starts with ("Done: ", "Completed - ", "已完成：") — the heading says it
 _DONE_LABEL = re.compile(r"^(?:done|completed|finished|已完成|完成)\s*[:：\-–—]\s*", re.I)
 _WORD = re.compile(r"[^\W\d_]{4,}|\d+|[\u3400-\u9fff]+")  # what must recur for a report to name an item
@@ -268,10 +269,20 @@ def _report_parts(text: str) -> list[tuple[bool, str]]:
             if len(part) < 4:
                 continue
             if _OPEN.search(part):
-                out.append((False, _short(_LABEL.sub("", part) or part)))
+                out.append((False, _short(_open_item(part))))
             elif _DONE.search(part) and not _null_report(part):
                 out.append((True, _short(_DONE_LABEL.sub("", part) or part)))
     return out
+
+
+def _open_item(part: str) -> str:
+    """An open item without its label: from the sentence a label with its colon starts ("I won't
+    do that. TODO: fix the nginx typo" → "fix the nginx typo", tester 14 #12), else the part less
+    a label it starts with."""
+    sentences = _SENTENCE.split(part)
+    at = next((i for i, x in enumerate(sentences) if i and _LABEL_SAID.match(x)), 0)
+    item = " ".join(sentences[at:]) if at else part
+    return _LABEL.sub("", item) or item
 
 
 def report_lines(text: str) -> tuple[list[str], list[str]]:

@@ -37,10 +37,29 @@ HOOK_LOCK_WAIT = 0.3  # seconds a hook waits for the vault's lock: then the comm
 
 
 def _git(repo: Path, *args: str, reading: bool = True, hooks: bool = False) -> str:
-    res = gitstate.run(repo, *args, reading=reading, hooks=hooks)
+    """git's output as text: bytes git does not give as UTF-8 (a reflog line holds a commit's
+    subject as it was typed, in whatever encoding) kept as `os.fsdecode` keeps them, so a path
+    round-trips and no output fails to read (tester 14 #3: a Latin-1 subject lost the commit)."""
+    return _git_bytes(repo, *args, reading=reading, hooks=hooks).decode("utf-8", "surrogateescape")
+
+
+def _git_bytes(repo: Path, *args: str, reading: bool = True, hooks: bool = False) -> bytes:
+    res = gitstate.run(repo, *args, reading=reading, hooks=hooks, text=False)
     if res.returncode != 0:
-        raise UsageError(f"git {' '.join(args)} failed in {repo}: {res.stderr.strip() or res.stdout.strip()}")
-    return str(res.stdout)
+        said = (res.stderr.strip() or res.stdout.strip()).decode("utf-8", "replace")
+        raise UsageError(f"git {' '.join(args)} failed in {repo}: {said}")
+    return bytes(res.stdout)
+
+
+def _message_text(raw: bytes) -> tuple[str, str | None]:
+    """A commit message's words (git has turned them to UTF-8 from the encoding the commit
+    declares, `--encoding=UTF-8`) and, when some bytes are not UTF-8 even so (a message typed
+    in another encoding than the one declared), the words with U+FFFD for each such byte and
+    the bytes as written, escaped (`caf\\xe9`): recorded all the same, never lost."""
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace"), raw.decode("utf-8", "backslashreplace")
 
 
 def repo_root(path: Path) -> Path:
@@ -275,8 +294,13 @@ def uninstall_git_hook(repo: Path) -> HookResult:
     return HookResult("uninstalled" if removed else "not_installed", first, restored, hooks=tuple(removed))
 
 
-def _commit(root: Path, rev: str) -> tuple[str, str, str, list[str]]:
-    sha, subject, author = _git(root, "log", "-1", "--format=%H%x00%s%x00%an", rev).rstrip("\n").split("\x00")
+def _commit(root: Path, rev: str) -> tuple[str, str, str, list[str], str | None]:
+    """A commit's sha, subject, author, changed paths, and its subject's bytes as written when
+    they are not valid in the encoding it declares (`_message_text`), else None."""
+    raw = _git_bytes(root, "log", "-1", "--encoding=UTF-8", "--format=%H%x00%s%x00%an", rev)
+    sha_b, subject_b, author_b = raw.rstrip(b"\n").split(b"\x00")
+    subject, undecoded = _message_text(subject_b)
+    sha, author = sha_b.decode("ascii"), _message_text(author_b)[0]
     paths = [
         p
         for p in _git(
@@ -284,7 +308,7 @@ def _commit(root: Path, rev: str) -> tuple[str, str, str, list[str]]:
         ).splitlines()
         if p
     ]
-    return sha, subject, author, paths
+    return sha, subject, author, paths, undecoded
 
 
 def _recorded(vault: Vault, keys: list[str], domain: str, project: str) -> list[str | None]:
@@ -356,7 +380,7 @@ def record_commit(
 
     validate_name(domain, "domain")  # before anything is made
     root = root or repo_root(repo)
-    sha, subject, author, paths = _commit(root, rev)
+    sha, subject, author, paths, undecoded = _commit(root, rev)
     inside = vault_inside(vault, root)
     if inside is not None and paths and all(p.startswith(inside + "/") for p in paths):
         # a commit of the memory alone (the records of earlier commits) is not news: recording it
@@ -383,17 +407,27 @@ def record_commit(
             source=f"git:{author}",
             origin=origin,
             corrects=corrects,
-            extra={"paths": paths[:200], "files": len(paths)} | ({"said_at": said_at} if said_at else {}),
+            extra={"paths": paths[:200], "files": len(paths)}
+            | ({"said_at": said_at} if said_at else {})
+            | ({"subject_bytes": undecoded[:2000]} if undecoded else {}),
         ),
         gate=False,
     )
-    return {
+    out = {
         "id": res.id,
         "sha": sha,
         "subject": subject,
         "files": len(paths),
         "status": "rewritten" if corrects else "recorded",
     }
+    if undecoded:
+        out["warning"] = (
+            f"commit {sha[:12]}'s subject is not valid in the encoding it declares (UTF-8 unless "
+            f"i18n.commitEncoding said otherwise when it was made): recorded with � for each byte that is "
+            f"not, the bytes as written in the record's subject_bytes ({undecoded[:80]}); set "
+            "i18n.commitEncoding to the encoding you type in (e.g. ISO-8859-1) so later commits declare it"
+        )
+    return out
 
 
 def spool_path(root: Path) -> Path:

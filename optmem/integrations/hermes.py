@@ -872,7 +872,15 @@ class Provider:
 
     @_hook(action=str, target=str, content=str, metadata=dict)
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None) -> None:
-        if target not in ("memory", "user") or not self.writes:
+        if not self.writes:
+            return
+        # an argument Hermes' memory tool never gives is said, as every hook's (tester 14 #14)
+        odd = ("action", action) if action not in ("add", "replace", "remove") else ("target", target)
+        if odd[0] == "action" or target not in ("memory", "user"):
+            self._tell(
+                f"on_memory_write: {odd[0]} {repr(odd[1])[:60]} is not one of Hermes' memory tool's "
+                "(add, replace or remove; memory or user); nothing was done"
+            )
             return
         old = (metadata or {}).get("old_text")
         if self._shared():

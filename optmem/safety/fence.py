@@ -66,6 +66,8 @@ _TAG_NAMES = (
     rf"{_ROLES}|instructions?|memory|memories|prompt|context|optmem[\w-]*|im_start|im_end|s|sys|endoftext|"
     r"start_of_turn|end_of_turn|bos|eos|eot|invoke|parameter"
 )
+_LABELS = r"(?:unverified\s+)?redline|superseded|removed|cold|expired|held|forgotten|pending|current|conflict|fact|"
+_LABELS += r"another\s+value|inferred|state|correction|from|may\s+(?:be|have)"
 _MARKUP = re.compile(
     "|".join(
         (
@@ -74,8 +76,8 @@ _MARKUP = re.compile(
             r"</?\s*(?:system|assistant|developer|user|human|invoke|parameter|function_calls|tool_use)[^<>]*>",
             r"</?\s*[a-z][\w.-]*:[a-z][\w.-]*(?:\s[^<>]*)?>",  # a namespaced tag: <invoke …>
             r"<\|[^|<>\n]{1,40}\|>",  # a chat-template token
-            r"\[\s*/?\s*(?:INST|SYS|SYSTEM)\s*\]",  # Llama's turns
-            r"<</?SYS>>",
+            r"\[\s*/?\s*(?:INST|SYS|SYSTEM)\s*\]|<</?SYS>>",  # Llama's turns
+            rf"\[\s*(?:{_LABELS})(?![\w-])[^\[\]\n]{{0,120}}\]",  # a status label of ours (`view.labels`): [HELD]
             r"\[\s*(?:…|\.\.\.)[^\]\n]{0,40}?left\W+out",  # the line saying what `context` left out
         )
     ),
@@ -188,7 +190,7 @@ def defuse(text: str) -> str:
     ⟦ ⟧, a word or label between ‹ ›:
 
     * role, markup and tool-call tags: `<system>`, `</memory>`, `<invoke …>`, `<invoke>` …;
-    * chat-template tokens: `<|im_start|>`, `[INST]`, `<<SYS>>` …;
+    * chat-template tokens: `<|im_start|>`, `[INST]`, `<<SYS>>` …; our labels: `[REDLINE]`, `[SUPERSEDED by …]`;
     * the fence's delimiter and look-alikes (`<<<`, `«««`, `⟪⟪`, `≪<`) and its words (`OPTMEM RECALLED MEMORY`,
       `END OPTMEM`);
     * at a line start, after any marks: a role label and a colon (`System:`, `**Claude:**`, `> Assistant:`, `系统：`,
