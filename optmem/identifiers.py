@@ -452,7 +452,8 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
         if folded in ignore:
             continue
         gap = s[last:start]
-        opens = not found or any(c in _SENTENCE_ENDS for c in gap)
+        # (the dot of a title ends no sentence: Okafor of "Dr. Okafor" is a name)
+        opens = not found or (any(c in _SENTENCE_ENDS for c in gap) and not _titled(found[-1][1], gap))
         found.append((folded, raw, gap, s[end : end + 1], opens))
         last = end
     words = [f for f, *_ in found if f.isascii() and f.isalpha()]
@@ -461,6 +462,15 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
         _Token(next(stems) if f.isascii() and f.isalpha() else f, raw, gap, after, opens)
         for f, raw, gap, after, opens in found
     ]
+
+
+# the titles written with a dot before a name ("Dr. Okafor", "Ms. Brooks"): the dot ends no sentence
+_TITLES = frozenset({"Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St", "Sr", "Jr", "Rev", "Capt", "Col", "Gen", "Sgt"})
+
+
+def _titled(before: str, gap: str) -> bool:
+    """Whether `gap` is the dot after a title (`_TITLES`) and the space before the name it gives."""
+    return before in _TITLES and gap.rstrip() == "."
 
 
 def _spans(s: str) -> Iterator[tuple[int, int, bool]]:

@@ -539,6 +539,8 @@ def _followers(
         if not rare:
             continue
         text = seen[n].record.text
+        old = values(text, ignore)
+        kept = frozenset(v for v in old if ranking.is_word(v) and v in rare) if settings.follow_renamed else frozenset()
         # a name the query writes that the older holds: a newer note that lacks it and says no change
         # is about another ("Bob's phone number is 555-0202" for "what is Alice's phone number")
         # — unless it names nobody the older does not ("Vet visit: … we cut the dog down to 1.5 cups
@@ -559,7 +561,10 @@ def _followers(
             said = record.text
             newer = frozenset(toks)
             share = ranking.held(frozenset(idfs), newer, idfs)
-            if share < settings.follow_overlap:
+            # it names the older's own value again — a rare name or identifier of it ("Granbell"
+            # of "Tokyo hotel: Shinjuku Granbell") — however few of the older's words it holds
+            renames = not kept.isdisjoint(newer)
+            if share < settings.follow_overlap and not renames:
                 continue
             if not any(df[t] <= settings.follow_rare for t in newer.intersection(idfs)):
                 continue  # (the look-up's words as the index reads them: one of them, rare)
@@ -569,17 +574,21 @@ def _followers(
             told = cues.says_change(said)
             if best and (told, share, row.ts or 0.0) <= best[:3]:
                 continue
-            new, old = values(said, ignore), values(text, ignore)
+            new = values(said, ignore)
+            unnamed = named <= newer or (settings.follow_unnamed and not names_in(said) - own)
             # (two of its words at least: "Maybe try port 8081 for the mock server" holds only "port"
             # of "The orders backend listens on port 9090")
-            unnamed = named <= newer or (settings.follow_unnamed and not names_in(said) - own)
             if not told and not (
                 settings.follow_values
                 and len(newer.intersection(idfs)) > 1
                 and unnamed
                 and ranking.replaces_number(new, old)
             ):
-                continue
+                # or it names the older's own value again — a rare name or identifier of it — and
+                # gives a word in its place: "Cancelled Granbell; rebooked at Hotel Gracery" after
+                # "Tokyo hotel: Shinjuku Granbell" (`follow_renamed`)
+                if not (renames and unnamed and any(ranking.is_word(v) for v in new - old)):
+                    continue
             if new - old and not names_another_thing(text, said, ignore):
                 best = (told, share, row.ts or 0.0, row)
         if best is None:
