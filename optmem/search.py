@@ -32,7 +32,7 @@ from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all,
 from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, lone_characters, read, with_lone, with_terms
-from optmem.record import HANDS, MEMORY, MERGED, Record, Tier, hand
+from optmem.record import COMMIT, HANDOFF, HANDS, MEMORY, MERGED, Record, Tier, hand
 from optmem.settings import Ranking
 from optmem.value import NamedTuple, Value
 from optmem.vault import Vault
@@ -46,6 +46,7 @@ __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search
 
 MAX_LIMIT = 10**9
 TAGS_SHOWN = 20  # the most used tags a warning about an unknown --tag lists
+WORK_LOGS = (HANDOFF, COMMIT)  # records of work done, not facts: no value of one is named again (`_followers`)
 FOLLOW_POOL = 10  # the newer notes sharing most words with a matched note that are read (`_followers`)
 
 
@@ -540,6 +541,8 @@ def _followers(
             continue
         text = seen[n].record.text
         old = values(text, ignore)
+        # its values that are rare words (a name, an identifier: "Granbell" of "Tokyo hotel: Shinjuku
+        # Granbell"): named again, with a word in its place, they are what a newer note replaces
         kept = frozenset(v for v in old if ranking.is_word(v) and v in rare) if settings.follow_renamed else frozenset()
         # a name the query writes that the older holds: a newer note that lacks it and says no change
         # is about another ("Bob's phone number is 555-0202" for "what is Alice's phone number")
@@ -563,7 +566,10 @@ def _followers(
             share = ranking.held(frozenset(idfs), newer, idfs)
             # it names the older's own value again — a rare name or identifier of it ("Granbell"
             # of "Tokyo hotel: Shinjuku Granbell") — however few of the older's words it holds
-            renames = not kept.isdisjoint(newer)
+            # (a handoff or a commit says what was done and what comes next, naming the tools and
+            # tasks of the work: no fact's new value — "[handoff webapp] Done: nginx now proxies
+            # /api to :9090" after the handoff that planned it)
+            renames = not kept.isdisjoint(newer) and row.kind not in WORK_LOGS
             if share < settings.follow_overlap and not renames:
                 continue
             if not any(df[t] <= settings.follow_rare for t in newer.intersection(idfs)):
