@@ -162,6 +162,13 @@ def names_its_subject(old: str, new: str, ignore: frozenset[str] = frozenset()) 
     return not subject or not subject.isdisjoint(_named(new, ignore))
 
 
+def subject_words(text: str, ignore: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The content units of a statement's subject — its words before its predicate begins or
+    before a colon (`names_its_subject`): "tokyo" and "hotel" of "Tokyo hotel: Shinjuku Granbell",
+    whose value is Granbell."""
+    return _subject(text, ignore)
+
+
 @functools.lru_cache(maxsize=4096)
 def _named(text: str, ignore: frozenset[str]) -> frozenset[str]:
     """What a statement names: its units, and the words inside its identifiers (vpn of

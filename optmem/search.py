@@ -506,7 +506,7 @@ def _followers(
     out: dict[int, tuple[str, float]] = {}
     if not settings.follow_share or not settings.follow_top or q.intent.asks == "past":
         return out
-    from optmem.identifiers import names_another_thing, values
+    from optmem.identifiers import names_another_thing, subject_words, values
     from optmem.reading.lexicon import STOPWORDS
     from optmem.reading.query import names_in
 
@@ -541,9 +541,15 @@ def _followers(
             continue
         text = seen[n].record.text
         old = values(text, ignore)
-        # its values that are rare words (a name, an identifier: "Granbell" of "Tokyo hotel: Shinjuku
-        # Granbell"): named again, with a word in its place, they are what a newer note replaces
-        kept = frozenset(v for v in old if ranking.is_word(v) and v in rare) if settings.follow_renamed else frozenset()
+        # its values that are rare words (a name, an identifier) said of its subject, not words of the
+        # subject itself: "Granbell" of "Tokyo hotel: Shinjuku Granbell", not "VPN" of "The VPN password
+        # rotation procedure is on ops wiki page 42" ("The VPN client is WireGuard" is about another
+        # thing) — named again, with a word in its place, they are what a newer note replaces
+        kept = (
+            frozenset(v for v in old if ranking.is_word(v) and v in rare) - subject_words(text, ignore)
+            if settings.follow_renamed
+            else frozenset()
+        )
         # a name the query writes that the older holds: a newer note that lacks it and says no change
         # is about another ("Bob's phone number is 555-0202" for "what is Alice's phone number")
         # — unless it names nobody the older does not ("Vet visit: … we cut the dog down to 1.5 cups
