@@ -162,13 +162,6 @@ def names_its_subject(old: str, new: str, ignore: frozenset[str] = frozenset()) 
     return not subject or not subject.isdisjoint(_named(new, ignore))
 
 
-def subject_words(text: str, ignore: frozenset[str] = frozenset()) -> frozenset[str]:
-    """The content units of a statement's subject — its words before its predicate begins or
-    before a colon (`names_its_subject`): "tokyo" and "hotel" of "Tokyo hotel: Shinjuku Granbell",
-    whose value is Granbell."""
-    return _subject(text, ignore)
-
-
 @functools.lru_cache(maxsize=4096)
 def _named(text: str, ignore: frozenset[str]) -> frozenset[str]:
     """What a statement names: its units, and the words inside its identifiers (vpn of
@@ -459,8 +452,7 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
         if folded in ignore:
             continue
         gap = s[last:start]
-        # (the dot of a title ends no sentence: Okafor of "Dr. Okafor" is a name)
-        opens = not found or (any(c in _SENTENCE_ENDS for c in gap) and not _titled(found[-1][1], gap))
+        opens = not found or any(c in _SENTENCE_ENDS for c in gap)
         found.append((folded, raw, gap, s[end : end + 1], opens))
         last = end
     words = [f for f, *_ in found if f.isascii() and f.isalpha()]
@@ -469,15 +461,6 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
         _Token(next(stems) if f.isascii() and f.isalpha() else f, raw, gap, after, opens)
         for f, raw, gap, after, opens in found
     ]
-
-
-# the titles written with a dot before a name ("Dr. Okafor", "Ms. Brooks"): the dot ends no sentence
-_TITLES = frozenset({"Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St", "Sr", "Jr", "Rev", "Capt", "Col", "Gen", "Sgt"})
-
-
-def _titled(before: str, gap: str) -> bool:
-    """Whether `gap` is the dot after a title (`_TITLES`) and the space before the name it gives."""
-    return before in _TITLES and gap.rstrip() == "."
 
 
 def _spans(s: str) -> Iterator[tuple[int, int, bool]]:

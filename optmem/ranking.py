@@ -359,7 +359,7 @@ def updates_first(
         # "Alice's phone"); a note that names nothing new ("Prod cluster upgrade done, on
         # 1.29" after "Prod cluster is running Kubernetes 1.26") may still be its new value
         named = (o.matched & names) <= m.matched or (
-            m.note and o.note and not any(is_word(v) for v in vals(m) - vals(o))
+            m.note and o.note and not any(_is_word(v) for v in vals(m) - vals(o))
         )
         if not named:
             return False
@@ -460,7 +460,7 @@ def held(older: frozenset[str], newer: frozenset[str], idfs: dict[str, float]) -
     return sum(idfs.get(t, 0.0) for t in older & newer) / total if total else 0.0
 
 
-def is_word(value: str) -> bool:
+def _is_word(value: str) -> bool:
     """A value that is a word (a name, an identifier), not a number nor a Chinese character."""
     return value.isascii() and not value.startswith("#")
 

@@ -32,7 +32,7 @@ from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all,
 from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
 from optmem.reading.query import Intent, lone_characters, read, with_lone, with_terms
-from optmem.record import COMMIT, HANDOFF, HANDS, MEMORY, MERGED, Record, Tier, hand
+from optmem.record import HANDS, MEMORY, MERGED, Record, Tier, hand
 from optmem.settings import Ranking
 from optmem.value import NamedTuple, Value
 from optmem.vault import Vault
@@ -46,7 +46,6 @@ __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search
 
 MAX_LIMIT = 10**9
 TAGS_SHOWN = 20  # the most used tags a warning about an unknown --tag lists
-WORK_LOGS = (HANDOFF, COMMIT)  # records of work done, not facts: no value of one is named again (`_followers`)
 FOLLOW_POOL = 10  # the newer notes sharing most words with a matched note that are read (`_followers`)
 
 
@@ -506,7 +505,7 @@ def _followers(
     out: dict[int, tuple[str, float]] = {}
     if not settings.follow_share or not settings.follow_top or q.intent.asks == "past":
         return out
-    from optmem.identifiers import names_another_thing, subject_words, values
+    from optmem.identifiers import names_another_thing, values
     from optmem.reading.lexicon import STOPWORDS
     from optmem.reading.query import names_in
 
@@ -540,16 +539,6 @@ def _followers(
         if not rare:
             continue
         text = seen[n].record.text
-        old = values(text, ignore)
-        # its values that are rare words (a name, an identifier) said of its subject, not words of the
-        # subject itself: "Granbell" of "Tokyo hotel: Shinjuku Granbell", not "VPN" of "The VPN password
-        # rotation procedure is on ops wiki page 42" ("The VPN client is WireGuard" is about another
-        # thing) — named again, with a word in its place, they are what a newer note replaces
-        kept = (
-            frozenset(v for v in old if ranking.is_word(v) and v in rare) - subject_words(text, ignore)
-            if settings.follow_renamed
-            else frozenset()
-        )
         # a name the query writes that the older holds: a newer note that lacks it and says no change
         # is about another ("Bob's phone number is 555-0202" for "what is Alice's phone number")
         # — unless it names nobody the older does not ("Vet visit: … we cut the dog down to 1.5 cups
@@ -570,13 +559,7 @@ def _followers(
             said = record.text
             newer = frozenset(toks)
             share = ranking.held(frozenset(idfs), newer, idfs)
-            # it names the older's own value again — a rare name or identifier of it ("Granbell"
-            # of "Tokyo hotel: Shinjuku Granbell") — however few of the older's words it holds
-            # (a handoff or a commit says what was done and what comes next, naming the tools and
-            # tasks of the work: no fact's new value — "[handoff webapp] Done: nginx now proxies
-            # /api to :9090" after the handoff that planned it)
-            renames = not kept.isdisjoint(newer) and row.kind not in WORK_LOGS
-            if share < settings.follow_overlap and not renames:
+            if share < settings.follow_overlap:
                 continue
             if not any(df[t] <= settings.follow_rare for t in newer.intersection(idfs)):
                 continue  # (the look-up's words as the index reads them: one of them, rare)
@@ -586,21 +569,17 @@ def _followers(
             told = cues.says_change(said)
             if best and (told, share, row.ts or 0.0) <= best[:3]:
                 continue
-            new = values(said, ignore)
-            unnamed = named <= newer or (settings.follow_unnamed and not names_in(said) - own)
+            new, old = values(said, ignore), values(text, ignore)
             # (two of its words at least: "Maybe try port 8081 for the mock server" holds only "port"
             # of "The orders backend listens on port 9090")
+            unnamed = named <= newer or (settings.follow_unnamed and not names_in(said) - own)
             if not told and not (
                 settings.follow_values
                 and len(newer.intersection(idfs)) > 1
                 and unnamed
                 and ranking.replaces_number(new, old)
             ):
-                # or it names the older's own value again — a rare name or identifier of it — and
-                # gives a word in its place: "Cancelled Granbell; rebooked at Hotel Gracery" after
-                # "Tokyo hotel: Shinjuku Granbell" (`follow_renamed`)
-                if not (renames and unnamed and any(ranking.is_word(v) for v in new - old)):
-                    continue
+                continue
             if new - old and not names_another_thing(text, said, ignore):
                 best = (told, share, row.ts or 0.0, row)
         if best is None:

@@ -1532,28 +1532,6 @@ def test_a_newer_note_putting_a_number_in_place_of_the_older_s_is_found_without_
 
 
 @pytest.mark.long
-def test_a_newer_note_naming_the_older_s_value_again_with_another_name_is_found(vault, cli, monkeypatch):
-    # "Dr. Okafor retired; …" shares no word with the question and says no change word the cues
-    # know; it names the answer's own value — a rare name of it — and gives another name in its
-    # place: the same attribute, a new value (`follow_renamed`). A note naming Okafor and nobody
-    # new is a remark about him, not his successor.
-    at(monkeypatch, "2025-01-05T10:00:00Z")
-    for text_ in FILLERS:
-        put(vault, text_)
-    at(monkeypatch, "2025-02-01T10:00:00Z")
-    old = put(vault, "Dentist: Dr. Okafor at the Riverside practice, every six months").id
-    at(monkeypatch, "2025-04-01T10:00:00Z")
-    remark = put(vault, "okafor's waiting room has the best magazines").id
-    at(monkeypatch, "2025-06-01T10:00:00Z")
-    new = put(vault, "Okafor retired in spring; the practice put us with Dr. Lindqvist").id
-    at(monkeypatch, "2025-06-20T10:00:00Z")
-    q = "who is my dentist?"
-    ids = _newer_first(cli, q, new, old)
-    assert remark not in ids
-    _old_first_without(cli, "ranking.follow_renamed=false", q, new, old)
-
-
-@pytest.mark.long
 def test_a_newer_note_that_says_a_change_is_followed_before_one_that_only_gives_a_number(vault, cli, monkeypatch):
     # both newer notes hold the older's rare word and put a number in place of its number; the
     # one that says it changes something is its new value, the other is someone else's alarm
