@@ -1,7 +1,6 @@
-"""Injection by concept, in many languages (docs/safety.md, "Concepts, not phrasings"): `TABLE`, one row per concept per
-language (`any`: words that go with every language), searched once (Aho–Corasick) in a text's spoken reading; `FINDINGS`,
-concepts that occur together within `WINDOW` characters; `ORIGIN`, what a tool's output may not say at all; `SHAPES`,
-what no language needs words for (a URL carrying data, a shell pipe, an account number)."""
+"""Injection by concept, in many languages (docs/safety.md): `TABLE`, one row per concept per language (`any`: every
+language's), searched once (Aho–Corasick) in a text's spoken reading; `FINDINGS`, concepts together within `WINDOW`
+characters; `ORIGIN`, what a tool's output may not say; `SHAPES`, what needs no words (a URL carrying data, a pipe)."""
 
 import functools
 import math
