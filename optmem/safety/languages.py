@@ -1,13 +1,6 @@
-"""Injection by concept, in many languages: one table of concepts × languages (`TABLE`, one row per concept per
-language), and shapes no language needs (`SHAPES`: a URL carrying template fields or data, a shell pipe from the
-network, a dump of the environment, a tool's call, an account number). A text's spoken reading (NFKC, case-folded, every
-script's own letters) is searched once for every word of the table (Aho–Corasick); a word counts at a word start in
-scripts written with spaces, anywhere in those without (Chinese, Japanese, Thai) or with prefixes (Arabic, Hebrew). A
-finding is a set of concepts, each a distinct word, within `WINDOW` characters (`FINDINGS`): dismissing + earlier
-instructions; a new persona + lifted limits; a skipped check + a risky act; sending + a secret + a destination; an AI
-spoken to or bidden + an act, the user, a secret or trust; a payee's account + a change. A scoped permission (`pytest`)
-skips no check. In a tool's output or an import (`tool`), an AI spoken to or an order alone (`ORIGIN`): a command, data
-sent out, money moved, a check skipped, a standing order (if the user says …, do …)."""
+"""Injection by concept, in many languages (docs/safety.md): `TABLE`, one row per concept per language (`any`: every
+language's), searched once (Aho–Corasick) in a text's spoken reading; `FINDINGS`, concepts together within `WINDOW`
+characters; `ORIGIN`, what a tool's output may not say; `SHAPES`, what needs no words (a URL carrying data, a pipe)."""
 
 import functools
 import math
@@ -25,13 +18,7 @@ WINDOW = 160  # characters: the concepts of a finding occur this close together
 GAP = 12  # characters: a negation this close to an act, in its clause, denies it
 DENIABLE = {"show", "display", "store", "memory", "dismiss", "act", "obey"}
 FLIPS = {"mention": "conceal", "confirm": "unconfirmed"}  # a telling denied hides; a check denied is skipped
-
-# Concepts: dismiss (ignore, override, declare void), earlier (previous, above, original, the
-# system's, your), orders (instructions, prompt, rules), show (reveal, print, send), persona (you
-# are now, from now on, pretend), told (what you were told), lifted (no restrictions, safety off), unchecked (without asking
-# or telling the user, silently), goods (what must not leave: passwords, keys, .env, the chat),
-# alter (change, add, buy, recommend), meta (injection, phishing: a note about attacks).
-# Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1 (id: Indonesian and Malay).
+# Concepts: docs/safety.md. Words are stems (a word starting so matches); `~` is a space. Languages: ISO 639-1.
 TABLE = """
 en show send~it send~the mirror~the copy~the sync~the send~its send~all forward post~it post~its post~the upload bcc paste~it paste~the email~it email~the share~the share~his share~her include~the~user's put~the~contents back~up~the ask~the~user~to~reply~with ask~them~for ask~for~the~user's have~them~read read~out~their reply~with~their paste~their~recovery must~paste~their
 en persona you~are~now you're~now from~now~on henceforth pretend~you pretend~to~be act~as you~are~actually stay~in~character roleplay never~break~character your~name~is you~are~called you~are~no~longer you~now~work~for your~new~primary your~primary~goal your~real~operator your~actual~operator your~first~loyalty your~true~name your~real~name your~new~identity
@@ -40,6 +27,7 @@ en unchecked without~asking without~confirm no~confirm without~approval no~need~
 en goods calendar medical~record environment password credential api~key api~keys secret~key private~key token .env id_rsa id_ed25519 .ssh .aws .netrc 2fa~code bank~statement account~number contents~of environment~variable contacts contact~list address~book browsing~history recovery~phrase ssn social~security~number card~details saved~passwords
 any goods otp one-time~code verification~code sms~code 验证码 通讯录 認証コード 確認コード 連絡先 인증번호 인증~코드 연락처 código~de~verificación lista~de~contactos contactos~del code~de~vérification liste~de~contacts bestätigungscode kontaktliste adressbuch codice~di~verifica rubrica código~de~verificação lista~de~contatos код~подтверждения список~контактов код~підтвердження список~контактів doğrulama~kodu rehberi kişi~listesi nambari~ya~uthibitisho orodha~kamili~ya~anwani ওটিপি যোগাযোগ~তালিকা தொடர்புப்~பட்டியல ओटीपी संपर्क~सूची kode~verifikasi kod~pengesahan daftar~kontak senarai~kenalan mã~xác~minh danh~bạ รหัส~otp รายชื่อติดต่อ رمز~التحقق جهات~الاتصال کد~تأیید مخاطبین קוד~אימות אנשי~הקשר λίστα~επαφών verificatiecode contactenlijst kod~weryfikacyjny listę~kontaktów ověřovací~kód verifieringskod kontaktlista bekræftelseskode vahvistuskoodi yhteystieto ellenőrző~kód névjegy cod~de~verificare lista~de~contacte
 any reply your~answer your~reply your~response your~next~answer your~next~reply the~end~of~the~answer 你的回答 回答末尾 回复末尾 你的回复 回答の最後 あなたの回答 답변~마지막 답변에 tu~respuesta ta~réponse votre~réponse deiner~antwort deine~antwort ihrer~antwort tua~risposta sua~resposta своём~ответе конце~ответа вашем~ответе відповіді odpowiedzi je~antwoord ditt~svar dit~svar svaret~ditt vastauksesi yanıtının cevabının yanıtına cevabına jawabanmu jawaban~anda jawapan câu~trả~lời คำตอบ जवाब उत्तर~के উত্তরে பதிலின் பதிலில் ردك إجابتك پاسخت התשובה απάντησης jibu~lako sagot~mo válaszod odpovědi răspunsul~tău جواب~کے
+any told lo~que~te~dijeron lo~que~te~han~dicho lo~que~te~indicó lo~que~te~indicaron lo~que~te~ordenaron lo~que~te~pidieron ce~qu'on~t'a~dit ce~qu'on~vous~a~dit ce~qu'on~t'a~demandé o~que~te~disseram o~que~lhe~disseram что~тебе~говорили что~тебе~сказали что~вам~говорили was~man~dir was~dir~gesagt quello~che~ti~hanno~detto ciò~che~ti~hanno~detto what~you~were~told what~you've~been~told what~you~were~instructed everything~you~were~told what~they~told~you 告诉你的 对你说过的 你被告知的 让你做的 जो~तुम्हें~बताया~गया जो~आपको~बताया~गया जो~कहा~गया~था ما~قيل~لك ما~طلب~منك ما~أخبرت~به যা~তোমাকে~বলা~হয়েছে যা~আপনাকে~বলা~হয়েছে যা~বলা~হয়েছিল جو~تمہیں~بتایا~گیا جو~آپ~کو~بتایا~گیا جو~کہا~گیا~تھا apa~yang~diberitahukan apa~yang~dikatakan~kepadamu apa~yang~diperintahkan yang~disuruh 言われたこと 指示されたこと 教えられたこと तुला~जे~सांगितले तुम्हाला~जे~सांगितले जे~सांगितले~होते నీకు~చెప్పిన మీకు~చెప్పిన sana~söylenen size~söylenen sana~verilen~talimat உனக்கு~சொல்லப்பட்ட உங்களுக்கு~சொல்லப்பட்ட những~gì~bạn~được~bảo những~gì~bạn~được~dặn điều~bạn~được~dặn những~gì~đã~được~dặn 들은~내용 지시받은 너에게~말한 당신에게~말한 สิ่งที่คุณได้รับคำสั่ง สิ่งที่ถูกบอก สิ่งที่ได้รับการบอก آنچه~به~تو~گفته آنچه~به~شما~گفته co~ci~powiedziano co~ci~kazano co~wam~powiedziano що~тобі~казали що~тобі~сказали що~вам~казали що~вам~сказали wat~je~is~verteld wat~u~is~verteld wat~je~gezegd~is wat~men~je~heeft~gezegd ulichoambiwa mlichoambiwa sinabi~sa~iyo iniutos~sa~iyo ce~ți~s-a~spus ce~vi~s-a~spus ce~ți~s-a~cerut ό,τι~σου~είπαν ό,τι~σας~είπαν ό,τι~σου~έχουν~πει co~ti~řekli co~vám~řekli co~ti~bylo~řečeno vad~du~har~fått~höra vad~du~har~blivit~tillsagd vad~man~har~sagt~till~dig מה~שאמרו~לך מה~שנאמר~לך amit~mondtak~neked amit~korábban~mondtak amire~utasítottak hvad~du~har~fået~at~vide hvad~man~har~sagt~til~dig det~du~fik~at~vide mitä~sinulle~on~sanottu mitä~sinulle~sanottiin mitä~sinua~käskettiin
 en store store~it store~them save~it save~them save~your store~your keep~a~copy write~it~down write~them~down
 en memory to~memory in~memory into~memory memory~note as~a~memory in~the~note in~your~notes to~your~notes note~titled note~named
 en prompt conversation chat~history transcript system~prompt context~window initial~instructions
@@ -74,7 +62,6 @@ hi goods पासवर्ड ओटीपी otp बैंक~विवरण 
 es dismiss ignor olvid descart omit haz~caso~omiso deja~de~lado anula no~hagas~caso deja~de~lado dejen~de~lado pasa~por~alto desestim deja~de~seguir no~sigas no~obedezcas ya~no~son~válid ya~no~aplican quedan~anulad
 es earlier anterior previa previo del~sistema original inicial todas todos tus~ de~antes internas ocult secret iniciales precedentes del~desarrollador al~principio de~sistema
 es orders instrucci indicaciones directrices prompt órdenes pautas normas mensaje~de~sistema
-es told lo~que~te~dijeron lo~que~te~han~dicho lo~que~te~indicó lo~que~te~indicaron lo~que~te~ordenaron lo~que~te~pidieron
 es show muestra mostr revela imprime dime repite envía envia compartir muéstr enséñame escribe copia reproduce cita imprimir reenvía reenvia
 es persona ahora~eres a~partir~de~ahora finge desde~ahora te~llamas tu~nombre~es
 es lifted sin~restricci sin~filtro sin~límite sin~limite está~activado ninguna~restricción
@@ -83,7 +70,6 @@ es goods contraseña clave credencial .env token historial
 fr dismiss ignor oubli néglig fais~abstraction ne~tiens~plus~compte passe~outre annul laisse~tomber faites~abstraction faire~abstraction ne~suis~plus arrête~de~suivre écarte ne~s'appliquent~plus sont~obsolètes sont~caduques
 fr earlier précédent anterieur antérieur d'origine initial système toutes tous tes~ vos~ plus~tôt d'avant avant~ ci-dessus du~début au~début secrèt internes cachées du~développeur initiales
 fr orders instruction consigne directive prompt règles~d'avant message~système
-fr told ce~qu'on~t'a~dit ce~qu'on~vous~a~dit ce~qu'on~t'a~demandé
 fr show affiche montre révèle revele imprime dis-moi répète envoie copie recopie divulgue écris donne-les livre transfère
 fr persona tu~es~maintenant désormais~tu à~partir~de~maintenant fais~semblant tu~t'appelles ton~nom~est
 fr lifted sans~restriction sans~filtre sans~limite aucune~restriction
@@ -108,7 +94,6 @@ bn goods পাসওয়ার্ড চাবি
 pt dismiss ignor esqueç esquec desconsider descart deixe~de~lado não~siga pare~de~seguir não~valem~mais
 pt earlier anterior prévia previa do~sistema original inicia todas todos ocultas internas secretas do~desenvolvedor no~início
 pt orders instruç instruc orientaç diretrizes prompt regras
-pt told o~que~te~disseram o~que~lhe~disseram
 pt show mostre mostra revele imprima diga repita envie escreva exiba compartilhe copie encaminh
 pt persona agora~você~é agora~voce~e a~partir~de~agora finja seu~nome~é
 pt lifted irrestrito sem~restriç sem~filtro nenhuma~restrição
@@ -117,7 +102,6 @@ pt goods senha chave credencia .env token
 ru dismiss игнорир проигнорир забудь забудьте не~обращай отбрось отмени пренебреги не~следуй перестань~следовать не~выполняй откажись~от больше~не недействительн отменен аннулирован
 ru earlier предыдущ прежн ранее исходн системн все~ всё~ предшествующ прошл первоначальн вышеуказанн скрыт секретн внутренн в~начале
 ru orders системное~сообщение инструкц указани промпт директив правил распоряжени установк подсказк
-ru told что~тебе~говорили что~тебе~сказали что~вам~говорили
 ru show покажи выведи раскрой напечатай повтори отправ процитируй скопируй напиши озвучь перескажи распечатай выдай сообщи назови перешл пересыл
 ru persona теперь~ты отныне~ты с~этого~момента притворись тебя~зовут твоё~имя
 ru lifted ограничения~сняты без~ограничен без~отказов режим~разработчика никаких~ограничений
@@ -142,7 +126,6 @@ id goods kata~sandi kunci~api token .env isinya kata~laluan
 de dismiss ignorier vergiss vergesst missacht übergeh verwirf setz~dich~über ausser~kraft außer~kraft nicht~mehr~beachten nicht~mehr~befolgen beachte~nicht befolge~nicht hör~auf ungültig aufgehoben hinfällig nichtig
 de earlier vorherig bisherig früher obig ursprünglich vorig alle~ system deine~ ihre~ vorangegangen anfänglich geheim versteckt intern des~entwicklers vom~entwickler am~anfang
 de orders anweisung instruktion vorgabe richtlinie prompt systemprompt systemanweisung systemnachricht regeln
-de told was~man~dir was~dir~gesagt
 de show zeig schick sende~ gib~den gib~die gib~auf~nachfrage verrat druck wiederhol offenbar ausgeben schreib leg~ lege~ nenn offen wiedergeb zitier gib~ leite~ weiterleit
 de persona du~bist~jetzt ab~sofort~bist ab~jetzt~bist tu~so~als du~heißt dein~name~ist
 de lifted sicherheitsrichtlinien~sind~deaktiviert ohne~einschränkung ohne~beschränkung deaktiviert wartungsmodus keine~einschränkungen
@@ -207,7 +190,6 @@ ko goods 비밀번호 이메일과~전화번호 토큰 키
 it dismiss ignora dimentica tralascia trascura lascia~perdere scarta non~seguire smetti~di~seguire non~tenere~conto non~valgono~più
 it earlier precedent prima original iniziali tutte tutti di~sistema del~sistema tuo~ tue~ nascost interne segret dello~sviluppatore all'inizio
 it orders istruzion indicazion direttiv prompt regole linee~guida
-it told quello~che~ti~hanno~detto ciò~che~ti~hanno~detto
 it show mostra rivela stampa dimmi ripeti invia scrivi dammi condividi riporta copia inoltra
 it persona ora~sei d'ora~in~poi fingi ti~chiami
 it lifted senza~restrizion senza~filtri senza~limiti nessuna~restrizione
@@ -317,6 +299,26 @@ hu persona mostantól~te most~te a~neved
 hu lifted korlátozások~nélkül nincsenek~korlát
 hu unchecked megerősítés~nélkül kérdezés~nélkül
 hu goods jelszó kulcs
+da dismiss ignorer glem~ se~bort~fra tilsidesæt ugyldig ikke~længere~gælde
+da earlier tidligere forrige alle~ systemet oprindelige ovenstående skjulte interne
+da orders instruktion anvisning prompt regler retningslinje
+da show vis~ afslør udskriv videresend kopier
+da persona du~er~nu fra~nu~af lad~som~om dit~navn~er du~hedder
+da lifted uden~begrænsning ingen~begrænsninger uden~filter
+da unchecked uden~bekræftelse uden~at~spørge uden~at~sige~det i~det~skjulte
+da goods adgangskode kodeord nøgle .env token loginoplysninger
+da act kør~ udfør slet~ fjern~ betal overfør
+da obey og~udfør og~kør følg~dem følg~instruktionerne udfør~det
+fi dismiss ohita unohda jätä~huomiotta älä~välitä sivuuta mitätö ei~enää~päde
+fi earlier aiemm edellis kaikki~ järjestelmä alkuperäi piilotet sisäi
+fi orders ohjeet ohjeita ohjeis ohjeen ohjeesi kehote kehotte säännö
+fi show näytä paljasta tulosta lähetä jaa~ kopioi
+fi persona olet~nyt nyt~olet tästä~lähtien esitä~olevasi nimesi~on
+fi lifted ilman~rajoituksia ei~rajoituksia rajoituksetta rajoitukset~on~poistettu
+fi unchecked ilman~vahvistusta kysymättä kertomatta vahvistamatta salaa
+fi goods salasan tunnuksi avain~ api-avain .env token kirjautumistied
+fi act suorita aja~ poista~ asenna maksa siirrä
+fi obey ja~suorita ja~noudata noudata~ohjeita tottele
 en no not~ never~ no~ don't don’t doesn't didn't won't cannot can't isn't wasn't aren't weren't nothing~ none~ nobody~ nor~ neither~
 zh no 没有 没 从未 从不 并未 尚未 未曾 未被 不要 不会 不能 不得 不可 不许 不准 不应 切勿 请勿 禁止 不再 别
 hi no नहीं मत~ कभी~न
