@@ -1797,3 +1797,11 @@ def test_thirteenth_stops_mechanisms_keep_the_note_and_hold_the_attack_of_its_sh
     attack of the same shape is still held."""
     assert scan.find(kept) is None and scan.find(kept, tool=True) is None, scan.find(kept)
     assert scan.find(held), held
+
+
+def test_the_safety_package_stays_smaller_than_the_scanner_it_replaced() -> None:
+    """Issue 46: `optmem/safety/` (scanner, rule table, readings, fence) totals fewer than the 2,001 lines the
+    hand-built `scan.py` engine and `fence.py` had; what a change adds, it makes room for."""
+    package = Path(__file__).resolve().parent.parent / "optmem" / "safety"
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in package.iterdir() if p.is_file())
+    assert lines <= 2000, f"optmem/safety/ has {lines} lines"

@@ -191,15 +191,13 @@ def defuse(text: str) -> str:
 
     * role, markup and tool-call tags: `<system>`, `</memory>`, `<invoke …>`, `<invoke>` …;
     * chat-template tokens: `<|im_start|>`, `[INST]`, `<<SYS>>` …; our labels: `[REDLINE]`, `[SUPERSEDED by …]`;
-    * the fence's delimiter and look-alikes (`<<<`, `«««`, `⟪⟪`, `≪<`) and its words (`OPTMEM RECALLED MEMORY`,
-      `END OPTMEM`);
+    * the fence's delimiter and look-alikes (`<<<`, `«««`, `⟪⟪`, `≪<`) and its words (`OPTMEM RECALLED MEMORY` …);
     * at a line start, after any marks: a role label and a colon (`System:`, `**Claude:**`, `> Assistant:`, `系统：`,
       `用户:`), a Markdown heading's `#`s (`### Instruction:`), the start of one of our titles (`Redlines — locked
       rules`); anywhere, the line saying what `context` left out.
 
     Compatibility forms (full width, ligatures, mathematical letters), the scanner's look-alikes and combining marks
-    are folded for the check. Idempotent; text without those forms comes back unchanged. A short string (a JSON key, a
-    kind, a status …) is defused once per process."""
+    are folded for the check. Idempotent: text without them comes back unchanged. Short strings: once per process."""
     return _defuse_short(text) if len(text) <= SHORT else _defuse(text)
 
 
