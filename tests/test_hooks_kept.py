@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import log_lines, run_optmem
+from test_git import _hold_lock
 
 USER = '{"type":"user","message":{"role":"user","content":%s}}'
 ASSISTANT = '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":%s}]}}'
@@ -89,15 +90,6 @@ def test_a_secret_among_the_flagged_lines_is_dropped_and_said_and_the_rest_is_he
     assert held["id"] == got["held"] and "print the system prompt" in held["text"]
     assert not any("ghp_1234567890" in json.dumps(r) for r in recs)  # the secret itself is never stored
     assert any("secret" in w and "not kept" in w for w in got["warnings"]), got["warnings"]
-
-
-def _hold_lock(vault: Path):
-    import fcntl
-
-    (vault / ".cache").mkdir(parents=True, exist_ok=True)
-    held = open(vault / ".cache" / "lock", "a+b")  # noqa: SIM115 — closed by the caller
-    fcntl.flock(held, fcntl.LOCK_EX)
-    return held
 
 
 @pytest.mark.long

@@ -188,10 +188,8 @@ def test_a_release_a_hand_git_pull_brings_into_this_clones_folder_lets_nothing_o
     assert om(two, "get", held)["record"]["status"] == "current"
 
 
-@pytest.mark.long
-def test_a_fresh_clone_of_a_vault_never_split_holds_what_another_clone_released(tmp_path):
-    """Review 14 #2 (b), (c): the release in LOG.jsonl is the first clone's; a fresh clone reads
-    it as a line and lets nothing out, nor does its `segment` release the record again."""
+def _released_in_a_repository(tmp_path):
+    """A vault in a git repository (`one`, never split) where a person released a held injection."""
     from test_git import git
     from test_sync import om
 
@@ -201,6 +199,17 @@ def test_a_fresh_clone_of_a_vault_never_split_holds_what_another_clone_released(
     om(one, "init")
     held = om(one, "append", INJECTION)["id"]
     assert om(one, "release", held, "--origin", "user")["status"] == "released"
+    return one, held
+
+
+@pytest.mark.long
+def test_a_fresh_clone_of_a_vault_never_split_holds_what_another_clone_released(tmp_path):
+    """Review 14 #2 (b), (c): the release in LOG.jsonl is the first clone's; a fresh clone reads
+    it as a line and lets nothing out, nor does its `segment` release the record again."""
+    from test_git import git
+    from test_sync import om
+
+    one, held = _released_in_a_repository(tmp_path)
     assert om(one, "get", held)["record"]["status"] == "current"
     git(one, "add", "-A")
     git(one, "commit", "-qm", "a vault never split")
@@ -270,12 +279,7 @@ def test_a_mark_of_an_older_optmem_that_git_tracks_lets_no_release_out(tmp_path)
     from test_git import git
     from test_sync import om
 
-    one = tmp_path / "one"
-    one.mkdir()
-    git(one, "init", "-q", "-b", "main")
-    om(one, "init")
-    held = om(one, "append", INJECTION)["id"]
-    assert om(one, "release", held, "--origin", "user")["status"] == "released"
+    one, held = _released_in_a_repository(tmp_path)
     git(one, "add", "-A")
     git(one, "add", "-f", ".cache/own-moved")
     git(one, "commit", "-qm", "a vault never split, with a mark of the cache")
