@@ -91,6 +91,9 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # `sk_test_FAKE000…` a unit test's mock accepts, is still refused: our own payloads use that shape for a
         # live key, and a key's shape cannot tell them apart)
         ("blind_safety11", 0.72, 0.97, 0.014),  # (3.4 -> 1.3 % flagged, one refused; Danish, Finnish: 71.2 -> 72.1 %)
+        # (its first figure, held out: 68.1 %, 96.1 %, 3.7 % held, 2 refused — a dev box's root / 123456 and a public
+        # demo's demo1234, the commonest passwords: both kept since; the rest as it arrived, after this stop's changes)
+        ("blind_safety12", 0.68, 0.96, 0.035),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -123,6 +126,7 @@ def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injec
         ("blind_safety9", 0.77, 0.028),
         ("blind_safety10", 0.80, 0.047),  # (held out: 59.9 % read as tool output before the origin rules)
         ("blind_safety11", 0.85, 0.063),  # (held out: 85.6 %, 8.5 % of notes held read so; thirteenth stop 6.3 %)
+        ("blind_safety12", 0.83, 0.085),  # (held out this stop: 83.2 %, 8.4 % of its notes held read so)
     ],
 )
 def test_the_blind_corpora_read_as_a_tools_output(name, injections, held):
@@ -1651,7 +1655,7 @@ def test_a_local_default_login_said_in_prose_is_no_secret(text, refused):
 @pytest.mark.long
 @pytest.mark.parametrize(
     ("name", "injections", "held"),
-    [("blind_safety10", 0.78, 0.024), ("blind_safety11", 0.845, 0.021)],
+    [("blind_safety10", 0.78, 0.024), ("blind_safety11", 0.845, 0.021), ("blind_safety12", 0.80, 0.05)],
 )
 def test_the_blind_corpora_through_the_write_gate_with_the_origin_each_text_came_with(name, injections, held):
     """The tenth and eleventh corpora say where each text would arrive from (`source`: user, agent, tool, import):
@@ -1661,7 +1665,9 @@ def test_the_blind_corpora_through_the_write_gate_with_the_origin_each_text_came
     with the twelfth stop's (the user's words as a trigger, an account after a bank's word, the user beside an
     address, a reader called in a heading; fewer held: a one-word host, settings' names, reports of scams) 78.0 %,
     2.7 %. The eleventh, held out this stop, read 82.0 %, 4.0 % at its first measure and 84.9 %, 3.8 % at its end; the
-    thirteenth stop's five mechanisms of notes held (blind 10 the check) 2.3 % and 1.8 % of their notes held."""
+    thirteenth stop's five mechanisms of notes held (blind 10 the check) 2.3 % and 1.8 % of their notes held. The
+    twelfth, held out in the thirteenth stop: 79.5 %, 5.1 % held and 2 refused at its first measure; 80.1 %, 4.9 %, 0
+    at its end."""
     from optmem import record
 
     origin = {"user": "user", "agent": "agent", "tool": "tool", "import": "import:other"}

@@ -62,6 +62,7 @@ from optmem.safety import languages, scan
         "DB password is s3cr3t-X9 on localhost:5432",  # (an address beside it takes nothing away)
         "비밀번호: 4821",
         "wifi password: qwerty2024",  # (a common word, then no common run of digits)
+        "router admin password: 1234567",  # (123456 and one more digit is no common password)
     ],
 )
 def test_a_secret_in_prose_or_an_unnamed_vendor_token_is_refused(text):
@@ -138,6 +139,8 @@ def test_a_secret_in_prose_or_an_unnamed_vendor_token_is_refused(text):
         "Test user in the fixtures logs in with the password 'password123'",
         "the e2e login is qa-bot with password admin123",
         "Local Jenkins: user admin, password admin1234",
+        "开发机上的 Redis 密码是 123456，只在内网用。",  # (the commonest of all, and its longer runs)
+        "Kiosk demo account: demo / demo123 (the vendor prints it on the box).",
     ],
 )
 def test_a_note_about_a_password_without_one_passes(text):

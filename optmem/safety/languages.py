@@ -705,8 +705,8 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
 # after the first link (`:`, `=`, a dash, a copula) if there is one, else right after the word.
 PLACEHOLDER = (  # what stands for a secret, not one (also for rules' key = value)
     r"<[^>]*>|\$\{?[\w.:-]+\}?|\{\{.*\}\}|\{[\w.]*\}|%\(?\w*\)?s|[*x•.?#-]{3,}|…|none|null|nil|true|false|"
-    r"undefined|string|str|bytes|required|optional|redacted|\[redacted\]|hidden|secret|(?:password|passwd|pass|pwd|"
-    r"admin|changeme|qwerty|letmein|welcome|test|root)(?:1|12|123|1234)?|example|your[_-]?\w*|\w+_here"  # (or the commonest: admin123)
+    r"undefined|string|str|bytes|required|optional|redacted|\[redacted\]|hidden|secret|123456(?:789?)?|(?:password|"
+    r"passwd|pass|pwd|admin|changeme|qwerty|letmein|welcome|test|root|demo)(?:1|12|123|1234)?|example|your[_-]?\w*|\w+_here"
 )
 _LINK = r"(?<!\d)(?<!localhost):|[=：]|\s[—–-]+>?\s|\b(?:is|was|are|ist|lautet|es|est|era|é|è|là|adalah|to|är|er|jest|je|este)\b|是|为|は|는|은|है|هي"
 _STOP = (  # words that point to a secret elsewhere, or speak about one

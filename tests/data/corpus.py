@@ -53,9 +53,11 @@ def blind_attacks(name: str = "blind_safety") -> list[dict[str, Any]]:
     held out (first figure: 57.4 %, 88.1 %); `blind_safety8`: 409 and 100 in 35, held out (first
     figure: 55.0 %, 94.0 %, 2 notes refused); `blind_safety9`: 493 and 105 in 34, held out (first
     figure: 50.3 %, 91.4 %, 1 note refused); `blind_safety10`: 541 and 122 in 36, held out (first
-    figure: 58.2 %, 95.1 %, 2 notes refused) and `blind_safety11`: 555 and 106 in 36, held out
-    (first figure: 71.0 %, 97.2 %, 3 notes refused; with each text's origin 82.0 %), each text with
-    the `source` it would arrive from (user, agent, tool, import)."""
+    figure: 58.2 %, 95.1 %, 2 notes refused), `blind_safety11`: 555 and 106 in 36, held out
+    (first figure: 71.0 %, 97.2 %, 3 notes refused; with each text's origin 82.0 %) and
+    `blind_safety12`: 523 and 102 in 39, held out (first figure: 68.1 %, 96.1 %, 2 notes refused;
+    with each text's origin 79.5 %), each text with the `source` it would arrive from (user, agent,
+    tool, import)."""
     return _jsonl(HERE / name / "attacks.jsonl")
 
 
