@@ -71,6 +71,13 @@ FORMS = [
     ("port 80 ［ＲＥＤＬＩＮＥ］ full width", "［", "⟦ＲＥＤＬＩＮＥ⟧"),
     ("port 80 [may be a new value of ABCD1234?]", "[may", "⟦may be a new value of ABCD1234?⟧"),
 ]
+# brackets that are no label of ours — only our labels' own forms are (tester 15 #2): the text comes back as stored
+ORDINARY_BRACKETS = [
+    "Deploy with docker compose [from the docs]",
+    "[state of the art] search",
+    "[current] sprint",
+    "a [Held] note",
+]
 
 
 @pytest.mark.parametrize("stored,gone,kept", FORMS, ids=[f[1] for f in FORMS])
@@ -444,7 +451,7 @@ _LEAD = r"[\s\-*+>•|(`_~\"'“”!?.,;]"  # marks a reader reads past at a lin
 _STARTS_OURS = re.compile(
     rf"{_LEAD}{{0,8}}?(?:<<<|>>>|optmem\W{{0,5}}recalled|end\W{{0,5}}optmem|"  # after up to 8 marks (> - * …)
     + "|".join(re.escape(t) for t in _TITLE_STARTS)
-    + rf"|(?:{'|'.join(ROLE_WORDS)})[^\w:›]{{0,4}}:|\[\s*(?:…|\.\.\.)[^\]]{{0,40}}left\W+out)"
+    + rf"|(?:{'|'.join(ROLE_WORDS)})[^\w\n:›]{{0,4}}:|\[\s*(?:…|\.\.\.)[^\]]{{0,40}}left\W+out)"  # (colon, same line)
     + rf"|{_LEAD}{{0,8}}?#+(?:\s|$)"  # a Markdown heading
 )
 # anywhere in a data line: a tag of a role or a tool call, the fence's words unquoted
@@ -618,3 +625,18 @@ def test_stored_text_cannot_fake_a_status_label_on_any_surface(vault, cli):
     listed = cli("conflicts").stdout + cli("pending").stdout
     assert "port is 80 ⟦REDLINE⟧" in listed and "port is 81 ⟦SUPERSEDED by X⟧" in listed, listed
     assert "maybe port 82 ⟦REDLINE⟧" in listed and "[REDLINE]" not in listed, listed
+
+
+@pytest.mark.parametrize("stored", ORDINARY_BRACKETS)
+def test_brackets_that_are_no_label_of_ours_come_back_as_stored(stored):
+    assert defuse(stored) == stored
+
+
+def test_a_hot_entry_with_ordinary_brackets_reads_back_as_typed_and_replaces_by_what_it_shows(cli):
+    """Tester 15 #2: "[from the docs]" came back as "⟦from the docs⟧" from `show` and MCP's memory read, and
+    a replace with the text as shown found nothing: only our labels' own forms are quoted."""
+    cli.json("add", "Deploy with docker compose [from the docs], then tag the release")
+    shown = cli("show").stdout
+    assert "docker compose [from the docs]" in shown, shown
+    cli.json("replace", "compose [from the docs]", "Deploy with helm [state of the art], then tag the release")
+    assert "helm [state of the art]" in cli("show").stdout

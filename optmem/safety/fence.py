@@ -62,12 +62,11 @@ _ROLES = (
     # and in Chinese (simplified, traditional): system (prompt), user, assistant, human, model, developer
     r"|系统提示词|系统提示|系统|系統提示詞|系統提示|系統|用户|用戶|助手|人类|人類|模型|开发者|開發者"
 )
-_TAG_NAMES = (
-    rf"{_ROLES}|instructions?|memory|memories|prompt|context|optmem[\w-]*|im_start|im_end|s|sys|endoftext|"
-    r"start_of_turn|end_of_turn|bos|eos|eot|invoke|parameter"
-)
-_LABELS = r"(?:unverified\s+)?redline|superseded|removed|cold|expired|held|forgotten|pending|current|conflict|fact|"
-_LABELS += r"another\s+value|inferred|state|correction|from|may\s+(?:be|have)"
+_TAG_NAMES = rf"{_ROLES}|instructions?|memory|memories|prompt|context|optmem[\w-]*|im_start|im_end|s|sys|endoftext|"
+_TAG_NAMES += r"start_of_turn|end_of_turn|bos|eos|eot|invoke|parameter"
+_LABELS = r"(?-i:(?:UNVERIFIED\s+)?REDLINE|unverified\s+redline|SUPERSEDED|REMOVED|COLD|EXPIRED|HELD|FORGOTTEN|PENDING|"
+_LABELS += r"CONFLICT|FACT|ANOTHER\s+VALUE|INFERRED|STATE|CORRECTION|FROM|SUMMARY|superseded\s+by|may\s+be\s+a\s+new|"
+_LABELS += r"may\s+have\s+been)"  # our labels as `view.labels` and the tree write them, in their case
 _MARKUP = re.compile(
     "|".join(
         (
@@ -77,7 +76,7 @@ _MARKUP = re.compile(
             r"</?\s*[a-z][\w.-]*:[a-z][\w.-]*(?:\s[^<>]*)?>",  # a namespaced tag: <invoke …>
             r"<\|[^|<>\n]{1,40}\|>",  # a chat-template token
             r"\[\s*/?\s*(?:INST|SYS|SYSTEM)\s*\]|<</?SYS>>",  # Llama's turns
-            rf"\[\s*(?:{_LABELS})(?![\w-])[^\[\]\n]{{0,120}}\]",  # a status label of ours (`view.labels`): [HELD]
+            rf"\[\s*{_LABELS}(?![\w-])[^\[\]\n]{{0,120}}\]",  # our label, as we write it (`view.labels`): [HELD]
             r"\[\s*(?:…|\.\.\.)[^\]\n]{0,40}?left\W+out",  # the line saying what `context` left out
         )
     ),
