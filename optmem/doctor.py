@@ -629,6 +629,13 @@ def _check_own(vault: Vault, report: Report) -> None:
     """What an older optmem kept in `.cache/` that nothing can rebuild (`Vault.take_own_from_cache`):
     every read takes it from there beside the own notes (`Vault.own_dir`), and no read moves it — said, so deleting the
     cache does not take it unseen."""
+    fallback = vault.own_fallback
+    if fallback is not None:
+        report.notes.append(
+            f"the git directory cannot be written here ({fallback}): this clone's own notes are kept in "
+            ".clone/ in the work tree, where a pull of a commit that tracks them could write over them; the "
+            "next command that can write the git directory moves them there"
+        )
     purged, notes = OWN_FILES
     said = {
         purged: ("the hashes of the records this clone purged", "a sync would bring back what was purged"),

@@ -150,3 +150,59 @@ def test_files_md_names_each_mark_a_clone_keeps_once_and_where_its_notes_live():
     for name in (OWN_MOVED, RELEASES_STARTED, SYNCED, CLONE_MOVED, RELEASES, HELD, *OWN_FILES):
         assert f"`{name}`" in text or f"/{name}`" in text, name
     assert ".git/optmem/top/" in text
+
+
+def _unwritable_git_dir(git_dir: Path) -> None:
+    """Make the git directory one this process cannot write its notes in: `chmod -R a-w` (an agent
+    sandbox keeps `.git` read-only and the work tree writable) — and, as root ignores modes, a FILE
+    where the notes' folder goes, so it cannot be a folder either way."""
+    import os
+
+    (git_dir / "optmem").write_text("not a folder\n")
+    for folder, _, files in os.walk(git_dir):
+        for name in [*files, "."]:
+            p = Path(folder) / name
+            p.chmod(p.stat().st_mode & ~0o222)
+
+
+def _writable_again(git_dir: Path) -> None:
+    import os
+
+    for folder, _, files in os.walk(git_dir):
+        for name in [*files, "."]:
+            p = Path(folder) / name
+            p.chmod(p.stat().st_mode | 0o200)
+    (git_dir / "optmem").unlink()
+
+
+def test_a_git_directory_that_cannot_be_written_keeps_the_own_notes_in_clone(tmp_path):
+    """Review 16, finding 2: with a read-only git directory every write failed (`unwritable …
+    .git/optmem`). The own notes are then kept in `.clone/`, as before the move — said once, and by
+    doctor — and the first lock that can write the git directory moves them there."""
+    proj = tmp_path / "proj"
+    git(tmp_path, "init", "-q", "-b", "main", str(proj))
+    vault = proj / ".optmem"
+    om(vault, "init")
+    _unwritable_git_dir(proj / ".git")
+    try:
+        res = CLI("--vault", str(vault), "append", "kept while .git is read-only", "--json", env=ENV)
+        assert res.exit_code == 0, (res.stdout, res.stderr)
+        first = json.loads(res.stdout)["id"]
+        assert "git directory cannot be written" in res.stderr, res.stderr
+        gone = om(vault, "append", "my phone is 138-0000-1111")["id"]
+        res = CLI("--vault", str(vault), "purge", "--origin", "user", gone, "--yes", "--json", env=ENV)
+        assert res.exit_code == 0, (res.stdout, res.stderr)
+        assert "git directory cannot be written" not in res.stderr  # (said once)
+        assert (vault / ".clone" / "purged").read_text().strip()
+        purged = purged_hashes(Vault(vault))
+        assert purged
+        notes = om(vault, "doctor")
+        assert any("git directory cannot be written" in n for n in json.dumps(notes).split('"')), notes
+        assert om(vault, "get", first)["record"]["id"] == first
+    finally:
+        _writable_again(proj / ".git")
+    om(vault, "append", "and once .git can be written again")
+    assert not (vault / ".clone").exists()
+    assert (proj / ".git" / "optmem" / "in-.optmem" / "purged").read_text().strip()
+    assert purged_hashes(Vault(vault)) == purged
+    assert not any(h["id"] == gone for h in om(vault, "search", "phone")["hits"])
