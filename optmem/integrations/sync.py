@@ -99,6 +99,9 @@ class _Git:
         self.root = root
         self.env: dict[str, str] = {}  # on top of `gitstate.environment`
         self._made: set[str] | None = None
+        self._fetched: set[str] = set()  # the new ends of the remote-tracking refs' fetches (`reflogs`)
+        self.brought: set[str] = set()  # the commits this sync's own fetches ended on
+        self._elsewhere: dict[str, set[str]] = {}  # base → `from_elsewhere(base)`
         if self.run("config", "user.email", check=False).returncode != 0:
             # a machine where git was never told who the user is (an agent's container): the
             # commits are the writer's, not refused
@@ -150,8 +153,29 @@ class _Git:
     def made_here(self) -> set[str]:
         """The commits made in this clone, as its reflogs tell (`MADE_HERE`; read once a sync)."""
         if self._made is None:
-            self._made = made_here(self.root)
+            self._made, self._fetched = reflogs(self.root)
         return self._made
+
+    def from_elsewhere(self, base: str) -> set[str]:
+        """The commits not in `base` that a fetch brought: reachable from the new end of a
+        remote-tracking ref's fetch, pull or clone as its reflog records it (`FETCHED`), or from
+        a commit this sync's own fetch ended on (`brought`). A commit reachable only from this
+        clone's branches was made here, whatever its reflog entry says (`git commit-tree`, then
+        `git reset --hard`, `git merge --ff-only` or `git update-ref`). One `git rev-list` per base."""
+        if base not in self._elsewhere:
+            self.made_here()
+            tips = sorted(self._fetched | self.brought)
+            got: set[str] = set()
+            if tips:
+                res = gitstate.run(
+                    self.root,
+                    *("rev-list", "--no-merges", "--ignore-missing", "--stdin"),
+                    stdin="".join(f"{t}\n" for t in tips) + (f"^{base}\n" if base else ""),
+                    timeout=300,
+                )
+                got = set(res.stdout.split()) if res.returncode == 0 else set()
+            self._elsewhere[base] = got
+        return self._elsewhere[base]
 
 
 # A reflog entry that made the commit it records, in this clone: a commit (amended, a merge's, the
@@ -160,6 +184,32 @@ class _Git:
 # commit-tree`). The others move a branch to a commit that was there: a fast-forward (`pull:
 # Fast-forward`), a reset, a checkout, a new branch, a clone, a rebase's start and finish.
 MADE_HERE = r"(?:commit|cherry-pick|revert|am)\b.*|.*\((?:pick|reword|edit|squash|fixup)\):.*|"
+
+
+# A remote-tracking ref's reflog entry that brought commits from elsewhere: `git fetch`'s, `git
+# pull`'s, `git clone`'s — not "update by push" (this clone's own commits going out), nor one
+# with no message (the sync's `update-ref` after a push) — and not a fetch from this very
+# repository (`git fetch . COMMIT:refs/remotes/…`).
+FETCHED = r"(?:fetch|pull)\b(?!.*\s\.\s).*|clone: .*"
+
+
+def reflogs(root: Path) -> tuple[set[str], set[str]]:
+    """(the commits this clone made: `made_here`; the new ends of the fetches, pulls and clones
+    its remote-tracking refs' reflogs record: `FETCHED`), in one read of the reflogs."""
+    import re
+
+    made, fetched = re.compile(MADE_HERE, re.S), re.compile(FETCHED, re.S)
+    res = gitstate.run(root, "log", "-g", "--all", "--format=%H%x00%gD%x00%gs%x00", timeout=300)
+    parts = res.stdout.split("\0") if res.returncode == 0 else []
+    mine: set[str] = set()
+    brought: set[str] = set()
+    for sha, ref, said in zip(parts[0::3], parts[1::3], parts[2::3], strict=False):
+        sha = sha.strip()
+        if ref.startswith(("HEAD@", "refs/heads/")) and made.fullmatch(said):
+            mine.add(sha)
+        elif ref.startswith("refs/remotes/") and fetched.fullmatch(said):
+            brought.add(sha)
+    return mine, brought
 
 
 def made_here(root: Path) -> set[str]:
@@ -266,6 +316,8 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
                 f"git fetch {remote} {branch} failed: {fetched.stderr.strip()[:600]}; what is stored is "
                 "unchanged — run `optmem sync` again when the remote can be reached"
             )
+        if exists:  # (what this fetch ended on came from elsewhere: its marks may be believed)
+            git.brought.add(git.out("rev-parse", remote_ref))
         if exists and git.head() != git.out("rev-parse", remote_ref):
             if not git.head() or not git.ok("merge-base", "--is-ancestor", remote_ref, "HEAD"):
                 say(f"merging {remote}/{branch}")
@@ -835,6 +887,8 @@ def _marked(git: _Git, base: str, theirs: str, out: set[str] | None) -> dict[str
         sha = sha.strip()
         marks = {line[len(prefix) :].strip() for line in body.splitlines() if line.startswith(prefix)}
         if not marks or not sha or out is not None and not out or sha in git.made_here():
+            continue
+        if sha not in git.from_elsewhere(base):  # (no fetch brought it: made here, whatever the reflog says)
             continue
         for rid in _removed_ids(git, _parent(git, sha), sha):
             if (out is None or rid in out) and lost.id_hash(rid) in marks:
