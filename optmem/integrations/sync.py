@@ -102,6 +102,9 @@ class _Git:
         self._fetched: set[str] = set()  # the new ends of the remote-tracking refs' fetches (`reflogs`)
         self.brought: set[str] = set()  # the commits this sync's own fetches ended on
         self._elsewhere: dict[str, set[str]] = {}  # base → `from_elsewhere(base)`
+        self._commit_diffs: dict[str, dict[str, bytes]] = {}  # a marked commit → its diff (`_commit_diff`)
+        self._marked: dict[tuple[str, str], dict[str, str]] = {}  # (base, theirs: commits) → `_marked`'s all
+        self._empty = ""  # the empty tree's name (`empty_tree`)
         if self.run("config", "user.email", check=False).returncode != 0:
             # a machine where git was never told who the user is (an agent's container): the
             # commits are the writer's, not refused
@@ -109,6 +112,19 @@ class _Git:
                 for part, value in (("NAME", f"optmem ({writer})"), ("EMAIL", f"{writer}@optmem.invalid")):
                     if f"GIT_{who}_{part}" not in os.environ:
                         self.env[f"GIT_{who}_{part}"] = value
+
+    def fetched(self, sha: str) -> None:
+        """This sync's fetch left the remote-tracking ref at `sha` (`from_elsewhere`)."""
+        if sha and sha not in self.brought:
+            self.brought.add(sha)
+            self._elsewhere.clear()
+            self._marked.clear()
+
+    def empty_tree(self) -> str:
+        """The empty tree (what a first commit's diff is taken from), asked of git once."""
+        if not self._empty:
+            self._empty = self.out("hash-object", "-t", "tree", os.devnull)
+        return self._empty
 
     def run(
         self, *args: str, check: bool = True, timeout: float = 300, started: Callable[[int], None] | None = None
@@ -317,7 +333,7 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
                 "unchanged — run `optmem sync` again when the remote can be reached"
             )
         if exists:  # (what this fetch ended on came from elsewhere: its marks may be believed)
-            git.brought.add(git.out("rev-parse", remote_ref))
+            git.fetched(git.out("rev-parse", remote_ref))
         if exists and git.head() != git.out("rev-parse", remote_ref):
             if not git.head() or not git.ok("merge-base", "--is-ancestor", remote_ref, "HEAD"):
                 say(f"merging {remote}/{branch}")
@@ -876,31 +892,86 @@ def _marked(git: _Git, base: str, theirs: str, out: set[str] | None) -> dict[str
     purge marked: id → the commit that took the line out and carries the mark (`PURGED_MARK`) — a
     mark counts only in the commit whose own diff removes that line, so one forged into another
     commit, or left in one that removed nothing, marks nothing — and only in a commit another
-    clone made (`made_here`: one made here is no other clone's purge)."""
+    clone made: one a fetch brought (`_Git.from_elsewhere`) and its reflogs do not record as made
+    here (`made_here`). Read once for a range of two commits, each marked commit's diff once a
+    sync (`_commit_diff`)."""
+    if out is not None and not out:
+        return {}
+    key = (base, theirs)
+    got = git._marked.get(key)
+    if got is None:
+        got = _marked_all(git, base, theirs)
+        if all(len(x) == 40 and x.isalnum() for x in key):  # (two commits, not HEAD: the same range later)
+            git._marked[key] = got
+    return got if out is None else {rid: sha for rid, sha in got.items() if rid in out}
+
+
+def _marked_all(git: _Git, base: str, theirs: str) -> dict[str, str]:
     from optmem import lost
 
     marked: dict[str, str] = {}
     prefix = f"{PURGED_MARK}:"
-    log = gitstate.run(git.root, "log", "--no-merges", "--format=%H%x00%B%x00", f"{base}..{theirs}", timeout=300)
+    log = gitstate.run(git.root, "log", "--no-merges", "--format=%H%x00%P%x00%B%x00", f"{base}..{theirs}", timeout=300)
     parts = log.stdout.split("\0")
-    for sha, body in zip(parts[0::2], parts[1::2], strict=False):
+    for sha, parents, body in zip(parts[0::3], parts[1::3], parts[2::3], strict=False):
         sha = sha.strip()
         marks = {line[len(prefix) :].strip() for line in body.splitlines() if line.startswith(prefix)}
-        if not marks or not sha or out is not None and not out or sha in git.made_here():
+        if not marks or not sha or sha in git.made_here():
             continue
         if sha not in git.from_elsewhere(base):  # (no fetch brought it: made here, whatever the reflog says)
             continue
-        for rid in _removed_ids(git, _parent(git, sha), sha):
-            if (out is None or rid in out) and lost.id_hash(rid) in marks:
+        parent = (parents.split() or [""])[0]
+        for rid in _removed_in(_commit_diff(git, sha, parent)):
+            if lost.id_hash(rid) in marks:
                 marked.setdefault(rid, sha)
     return marked
 
 
-def _parent(git: _Git, sha: str) -> str:
-    """The first parent of commit `sha`, or the empty tree for a first commit (from nothing)."""
-    if git.ok("rev-parse", "--verify", "--quiet", f"{sha}^"):
-        return f"{sha}^"
-    return git.out("hash-object", "-t", "tree", os.devnull)
+def _commit_diff(git: _Git, sha: str, parent: str) -> dict[str, bytes]:
+    """The log files a commit changed against its first `parent` ("" for a first commit: the
+    empty tree), each with its diff (no context lines, as bytes) — taken once a sync for every
+    folder that asks (`_marked`, `_purge_rewrites`): two git processes a marked commit."""
+    if sha in git._commit_diffs:
+        return git._commit_diffs[sha]
+    since = parent or git.empty_tree()
+    paths = ("--", layout.SEGMENTS, layout.LOG)
+    listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", since, sha, *paths)
+    names = [p for p in listed.stdout.split("\0") if p]
+    got: dict[str, bytes] = {}
+    if names:
+        diff = gitstate.run(
+            git.root,
+            *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", since, sha, *paths),
+            text=False,
+            timeout=300,
+        ).stdout
+        pieces = diff.split(b"\ndiff --git ")  # (one a file, in the order --name-only lists them)
+        if len(pieces) == len(names) and diff.startswith(b"diff --git "):
+            got = dict(zip(names, pieces, strict=True))
+        else:  # (a name git would quote in a header, say: each file's diff on its own)
+            for name in names:
+                got[name] = gitstate.run(
+                    git.root,
+                    *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", since, sha),
+                    *("--", name),
+                    text=False,
+                    timeout=300,
+                ).stdout
+    git._commit_diffs[sha] = got
+    return got
+
+
+def _removed_in(diffs: dict[str, bytes]) -> set[str]:
+    """The ids (upper case) of the records whose lines the diffs take out."""
+    out: set[str] = set()
+    for diff in diffs.values():
+        for line in diff.split(b"\n"):
+            if line.startswith(b"-") and not line.startswith(b"---"):
+                try:
+                    out.add(parse_line(line[1:], limit=None).id.upper())
+                except BadLine:
+                    continue
+    return out
 
 
 def _lost_lines(git: _Git, spans: list[tuple[str, str]]) -> set[str]:
@@ -936,8 +1007,12 @@ def _purge_rewrites(git: _Git, spans: list[tuple[str, str]], folder: str, names:
         commits: dict[str, set[str]] = {}
         for rid, sha in _marked(git, base, theirs, None).items():
             commits.setdefault(sha, set()).add(lost.id_hash(rid))
+        top = folder.rstrip("/")
         for sha, marks in commits.items():
-            for name, diff in _diffs(git, _parent(git, sha), sha, folder, names):
+            changed = git._commit_diffs.get(sha, {})  # (taken by `_marked` just above)
+            for name, diff in changed.items():
+                if name not in names or not (name == top or name.startswith(top + "/")):
+                    continue
                 gone: dict[str, bytes] = {}
                 added: list[tuple[str, bytes]] = []
                 for line in diff.split(b"\n"):
