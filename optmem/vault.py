@@ -420,7 +420,19 @@ class Vault:
             "quarantine`); `optmem sync` takes the files out of git; `optmem doctor --fix` clears this note"
         )
         self.lost.append(message)
-        item = {"at": clock.format_ts(clock.now()), "what": "own", "file": paths[0], "files": paths, "message": message}
+        from optmem import gitstate
+
+        # (the commit checked out at the move: a sync tells a file git wrote over from one a later commit tracked)
+        res = gitstate.run(self.root, "rev-parse", "--verify", "--quiet", "HEAD")
+        head = res.stdout.strip() if res.returncode == 0 else ""
+        item = {
+            "at": clock.format_ts(clock.now()),
+            "what": "own",
+            "file": paths[0],
+            "files": paths,
+            "head": head,
+            "message": message,
+        }
         line = json.dumps(item, ensure_ascii=False).encode("utf-8")
         fsio.append_lines(self.own(OWN_FILES[1]), [line], within=self.own_within)
 

@@ -140,6 +140,24 @@ def test_a_pull_that_wrote_over_notes_not_yet_moved_is_said_by_sync_and_doctor(t
     assert "this clone's own kept" in res.stderr and "written over" not in res.stderr, res.stderr
 
 
+@pytest.mark.long
+def test_a_pull_that_wrote_over_notes_an_earlier_command_moved_is_said_as_gone_by_sync(tmp_path):
+    """Review 16, finding 6: when an earlier command (an `append`) did the move and found
+    `.clone/purged` written over by a hand pull, the sync that took it out of git said "this
+    clone's own kept" — the move's finding lived only in that process. The sync reads it from the
+    move's note (`lost.jsonl`, what "own") and says what this clone kept there is gone."""
+    one, two, _, _ = _purged_and_released(tmp_path)
+    _as_an_older_optmem_left_it(one)
+    _crafted(two, ("purged",))
+    git(one, "pull", "-q", "--no-rebase")
+    res = CLI("--vault", str(one), "append", "a write moves the notes first", "--json", env=ENV)
+    assert res.exit_code == 0 and "git tracks .clone/purged" in res.stderr, res.stderr
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    assert res.exit_code == 0, res
+    assert "had already written over .clone/purged" in res.stderr, res.stderr
+    assert "is gone" in res.stderr and "this clone's own kept" not in res.stderr
+
+
 def test_files_md_names_each_mark_a_clone_keeps_once_and_where_its_notes_live():
     """Finding 5: `.cache/releases-started` went unnamed in docs/files.md (so did `sync-head`)."""
     from optmem.integrations.sync import SYNCED

@@ -609,18 +609,33 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
     (`kept`), or removed when there was none — what git wrote there is never read nor moved. The
     clone's own notes are in its git directory (`Vault.own_dir`), where no pull writes; those a
     pull wrote over while they were still in `.clone/` (`Vault.own_overwritten`: found when this
-    process moved them) are said to be lost."""
+    process moved them, or named by the `own` note of the command that did) are said to be lost."""
     out = git.run("ls-files", "-z", "--", *LOCAL, check=False).stdout
     paths = sorted(p for p in out.split("\0") if p)
     if not paths:
         return
     git.run("rm", "--quiet", "--cached", "-r", "--ignore-unmatch", "--", *paths)
+    from optmem import lost as lost_notes
+
+    # written over: found by this process's move, or by an earlier command's (its `own` note) —
+    # when no commit since that move took the file out of git (a later commit's file overwrote nothing)
+    over = set(vault.own_overwritten)
+    for item in lost_notes.notes(vault) if any(p.startswith(".clone/") for p in paths) else []:
+        head = item.get("head")
+        if item.get("what") != "own" or not isinstance(item.get("files"), list) or not isinstance(head, str):
+            continue
+        if head and not all(c in "0123456789abcdef" for c in head):
+            continue  # (a commit's name, nothing else, goes to git)
+        for path in {str(f) for f in item["files"]} & set(paths) - over:
+            since = git.run("log", "--format=%H", "--diff-filter=D", f"{head}..HEAD", "--", path, check=False)
+            if since.returncode == 0 and not since.stdout.strip():
+                over.add(path)
     lost = []
     for path in paths:
         target = vault.root / path
         was = kept.get(path)
         if was is None:
-            lost += [path] if path in vault.own_overwritten else []
+            lost += [path] if path in over else []
             fsio.remove_file(target)
         else:
             with fsio.staged(target, was, within=vault.root):
