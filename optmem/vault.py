@@ -263,6 +263,34 @@ class Vault:
         name = "top" if place == "." else "in-" + place.replace("%", "%25").replace(os.sep, "%2F")
         return (folder / OWN_IN_GIT / name, folder)
 
+    def orphaned_own(self) -> list[Path]:
+        """When this vault has no own notes yet in the git directory: the folders of
+        `.git/optmem/` whose place holds no vault (`initialised`) — a vault moved in its work
+        tree (`mv .optmem memory`) left its notes under its old place's name (`doctor` names
+        them; rename the folder to this vault's to keep its purges)."""
+        place = self._git_place()
+        if place is None or place[0].exists():
+            return []
+        from optmem import gitstate
+
+        top = gitstate.work_tree(self.root)
+        parent = place[0].parent
+        out: list[Path] = []
+        if top is None or not parent.is_dir() or parent.is_symlink():
+            return out
+        for folder in sorted(parent.iterdir()):
+            if not folder.is_dir():
+                continue
+            if folder.name == "top":
+                where = top
+            elif folder.name.startswith("in-"):
+                where = top / folder.name[3:].replace("%2F", "/").replace("%25", "%")
+            else:
+                continue
+            if not initialised(Vault(where)):
+                out.append(folder)
+        return out
+
     @property
     def own_fallback(self) -> Path | None:
         """The git directory's folder for the own notes when this process cannot write it (a

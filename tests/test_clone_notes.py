@@ -224,3 +224,22 @@ def test_a_git_directory_that_cannot_be_written_keeps_the_own_notes_in_clone(tmp
     assert (proj / ".git" / "optmem" / "in-.optmem" / "purged").read_text().strip()
     assert purged_hashes(Vault(vault)) == purged
     assert not any(h["id"] == gone for h in om(vault, "search", "phone")["hits"])
+
+
+def test_doctor_names_the_notes_a_vault_moved_in_its_work_tree_left_behind(tmp_path):
+    """Review 16, finding 5: `mv .optmem memory` inside a repository left the own notes under
+    `.git/optmem/in-.optmem`; the vault at its new place read an empty purge list, and nothing said
+    so. Doctor names the folder no vault claims while this vault has none."""
+    proj = tmp_path / "proj"
+    git(tmp_path, "init", "-q", "-b", "main", str(proj))
+    om(proj / ".optmem", "init")
+    gone = om(proj / ".optmem", "append", "my phone is 138-0000-1111")["id"]
+    om(proj / ".optmem", "purge", "--origin", "user", gone, "--yes")
+    assert (proj / ".git" / "optmem" / "in-.optmem" / "purged").is_file()
+    (proj / ".optmem").rename(proj / "memory")
+    notes = om(proj / "memory", "doctor")["notes"]
+    said = [n for n in notes if "in-.optmem" in n]
+    assert said and "rename that folder to in-memory" in said[0], notes
+    (proj / ".git" / "optmem" / "in-.optmem").rename(proj / ".git" / "optmem" / "in-memory")
+    assert purged_hashes(Vault(proj / "memory"))
+    assert not [n for n in om(proj / "memory", "doctor")["notes"] if "rename that folder" in n]
