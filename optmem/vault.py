@@ -416,6 +416,18 @@ class Vault:
         if self.own_overwritten:
             self._note_overwritten()
 
+    def _move_own_or_say(self) -> None:
+        """`move_own_from_clone`, never failing the lock: a move that cannot be done (a note
+        that cannot be read or written) is said, and `.clone/` stays read beside the git
+        directory until a later lock finishes it (no `clone-moved` mark is written)."""
+        try:
+            self.move_own_from_clone()
+        except (OptmemError, OSError) as exc:
+            self.lost.append(
+                f"this clone's own notes in {OWN}/ could not be moved into {self.own_dir} ({exc}); they are "
+                "read from both places, and the next command that takes the vault lock tries again"
+            )
+
     def _say_fallback(self) -> None:
         """Say once (lock held) that the own notes are kept in `.clone/` because the git
         directory cannot be written (`own_fallback`): `.clone/own-fallback` marks it said, and
@@ -713,7 +725,7 @@ class Vault:
             self._lock_depth, self._lock_owner = 1, get_ident()
             try:  # (a first step that fails leaves the vault unlocked: it never believes it holds the lock)
                 self.clean_temporaries()
-                self.move_own_from_clone()  # (first: the steps below read and write the own notes)
+                self._move_own_or_say()  # (first: the steps below read and write the own notes)
                 self.start_release_list()  # (before `take_own_from_cache` marks a clone an older optmem used)
                 self.take_own_from_cache()
                 yield

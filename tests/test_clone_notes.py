@@ -243,3 +243,28 @@ def test_doctor_names_the_notes_a_vault_moved_in_its_work_tree_left_behind(tmp_p
     (proj / ".git" / "optmem" / "in-.optmem").rename(proj / ".git" / "optmem" / "in-memory")
     assert purged_hashes(Vault(proj / "memory"))
     assert not [n for n in om(proj / "memory", "doctor")["notes"] if "rename that folder" in n]
+
+
+def test_a_move_of_the_own_notes_that_fails_never_fails_the_write(tmp_path):
+    """Review 16, finding 2 (the migration step must never make the lock fail): a note in the git
+    directory that cannot be written (a folder where the file goes) failed every write while an
+    older optmem's `.clone/` waited to move. The write goes on, says so, and `.clone/` stays read."""
+    proj = tmp_path / "proj"
+    git(tmp_path, "init", "-q", "-b", "main", str(proj))
+    vault = proj / ".optmem"
+    om(vault, "init")
+    gone = om(vault, "append", "my phone is 138-0000-1111")["id"]
+    om(vault, "purge", "--origin", "user", gone, "--yes")
+    held = _as_an_older_optmem_left_it(vault)
+    assert "purged" in held
+    (proj / ".git" / "optmem" / "in-.optmem").mkdir(parents=True, exist_ok=True)
+    (proj / ".git" / "optmem" / "in-.optmem" / "purged").mkdir()  # (a folder: no note can be appended)
+    res = CLI("--vault", str(vault), "append", "a write goes on", "--json", env=ENV)
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    assert "could not be moved" in res.stderr, res.stderr
+    assert (vault / ".clone" / "purged").read_text() == held["purged"]
+    assert purged_hashes(Vault(vault))  # (read from .clone/, not yet moved)
+    (proj / ".git" / "optmem" / "in-.optmem" / "purged").rmdir()
+    om(vault, "append", "the next write moves them")
+    assert not (vault / ".clone" / "purged").exists()
+    assert (proj / ".git" / "optmem" / "in-.optmem" / "purged").read_text().strip()
