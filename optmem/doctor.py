@@ -629,6 +629,20 @@ def _check_own(vault: Vault, report: Report) -> None:
     """What an older optmem kept in `.cache/` that nothing can rebuild (`Vault.take_own_from_cache`):
     every read takes it from there beside the own notes (`Vault.own_dir`), and no read moves it — said, so deleting the
     cache does not take it unseen."""
+    for folder in vault.orphaned_own():
+        report.notes.append(
+            f"{folder} holds a clone's own notes (purged ids, releases) for a vault no longer at the place it "
+            f"names, and this vault has none yet: if this vault was moved from there, rename that folder to "
+            f"{vault.own_dir.name if vault.own_in_git else 'this vault’s'} (while no optmem runs) — "
+            "else records it purged come back with the next sync"
+        )
+    fallback = vault.own_fallback
+    if fallback is not None:
+        report.notes.append(
+            f"the git directory cannot be written here ({fallback}): this clone's own notes are kept in "
+            ".clone/ in the work tree, where a pull of a commit that tracks them could write over them; the "
+            "next command that can write the git directory moves them there"
+        )
     purged, notes = OWN_FILES
     said = {
         purged: ("the hashes of the records this clone purged", "a sync would bring back what was purged"),

@@ -94,21 +94,22 @@ def run(
     own_session: bool = False,
     hooks: bool = False,
     started: Callable[[int], None] | None = None,
+    stdin: str | None = None,
 ) -> subprocess.CompletedProcess[Any]:
     """Run `git -C repo args…` safely (see the module's doc); the `subprocess.CompletedProcess`.
     `reading` (the default) also keeps git from taking optional locks; `own_session` lets the
     git step finish when optmem is killed (sync); `hooks` leaves the repository's hooks on
     (sync, in the vault's own repository, as `git push` would; `hooks install`, to find them);
     `started` is told git's process id once it runs (sync notes the merge's, so the next sync
-    knows whether it still runs). Raises OSError or subprocess.SubprocessError when git cannot
-    run or times out."""
+    knows whether it still runs); `stdin`, text given to git on its standard input (None:
+    nothing). Raises OSError or subprocess.SubprocessError when git cannot run or times out."""
     import subprocess  # (only here: a module every command imports must not pay for it)
 
     with subprocess.Popen(
         command(repo, *args, hooks=hooks),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         text=text,
         env=environment(env, reading=reading),
         start_new_session=own_session,
@@ -116,7 +117,7 @@ def run(
         if started is not None:
             started(proc.pid)
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = proc.communicate(stdin if stdin is None or text else stdin.encode(), timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()

@@ -1139,11 +1139,11 @@ class Index:
         if not _view_ok(self.vault, meta) or meta.get("schema") != SCHEMA:
             raise NeedsRebuild()
         # (nothing to do: returns at once)
-        new = consume(self.conn, self.vault.segments(), meta, progress, released=self.vault.own_releases)
-        if new:  # what the log holds, for this clone's `held` note — written by the next writer (`catch_up`)
-            from optmem import lost
+        from optmem import lost
 
-            lost.to_hold(self.conn, new)
+        # (what the log holds, for this clone's `held` note: kept in the index's meta, in the same
+        # transaction, until a lock holder appends it — `catch_up`, `_caught_up`)
+        consume(self.conn, self.vault.segments(), meta, progress, released=self.vault.own_releases, hold=lost.to_hold)
         self._names = None
         files = self.vault.access_files()
         if not access_in_step(files, read_meta(self.conn)):
@@ -1403,9 +1403,15 @@ def _caught_up(vault: Vault, progress: Progress | None) -> Index | None:
             return None
         try:
             idx.sync(progress)  # returns at once when nothing changed since
-            return idx
         except (NeedsRebuild, sqlite3.DatabaseError):
             idx.close()
+            return None
+        from optmem import lost
+
+        # (the lock is held: the ids taken in go to `held` now — left in the index's meta, deleting
+        # `.cache/` would lose a record's later departure untold)
+        lost.note_held(vault, idx.conn)
+        return idx
     return None
 
 

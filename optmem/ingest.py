@@ -485,6 +485,7 @@ def consume(
     workers: int = 0,
     limit: int = READ_BYTES,
     released: Callable[[], frozenset[str]] | None = None,
+    hold: Callable[[sqlite3.Connection, list[str]], None] | None = None,
 ) -> list[str]:
     """Index the lines every segment gained since the index read it, then store the new sync
     state (`to_read` says which; NeedsRebuild when one was rewritten). Returns the ids of the
@@ -498,6 +499,8 @@ def consume(
     `[limits] record_bytes`: that setting bounds writes, never which stored lines are read). `released`: the
     ids of the release lines this clone wrote (`Vault.own_releases`, read when there are lines to
     index; None: none) — only those let a record out of quarantine, whatever file they are in.
+    `hold`: called with the ids it returns inside the transaction that stores them
+    (`lost.to_hold`), so a crash keeps both or neither.
     """
     todo = to_read(segments, meta)
     if not todo:
@@ -547,6 +550,8 @@ def consume(
             "turns": str(totals[3]),
         }
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", new_meta.items())
+        if hold is not None and kept:
+            hold(conn, kept)
     if progress:
         progress(total, total)
     return kept

@@ -85,22 +85,24 @@ UNHELD = "unheld"  # in the index's meta: ids it took in that `held` does not ke
 def to_hold(conn: sqlite3.Connection, ids: list[str]) -> None:
     """The index just took in the records `ids` (`ingest.consume`, any catch-up, a read's too):
     kept in its meta until a writer notes them in `held` (`note_held`) — a read writes none of
-    this clone's own notes."""
-    with conn:
-        conn.execute(
-            "INSERT INTO meta VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = v || excluded.v",
-            (UNHELD, "".join(f"{rid}\n" for rid in ids)),
-        )
+    this clone's own notes. Run inside the transaction that stores what the index took in
+    (`ingest.consume`'s `hold`): both are kept, or neither."""
+    conn.execute(
+        "INSERT INTO meta VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = v || excluded.v",
+        (UNHELD, "".join(f"{rid}\n" for rid in ids)),
+    )
 
 
 def note_held(vault: Vault, conn: sqlite3.Connection) -> None:
     """A writer, lock held (`index.catch_up`): keep the ids the index took in since the last
     writer (`to_hold`) in `held`, then clear them from the index — cut short between the two, the
-    next writer appends them again, which reads the same. All the index holds when `held` is not
-    there yet (a vault an older optmem wrote). A vault that cannot be written is left as it is:
-    the command goes on (it remembers less)."""
+    next writer appends them again, which reads the same. Only what was read is cleared (ids
+    another process's catch-up adds meanwhile are appended to what is waiting, and stay). All the
+    index holds when `held` is not there yet (a vault an older optmem wrote). A vault that cannot
+    be written is left as it is: the command goes on (it remembers less)."""
     try:
         got = conn.execute("SELECT v FROM meta WHERE k = ?", (UNHELD,)).fetchone()
+        got = (str(got[0]),) if got and got[0] is not None else None
         path = vault.own_path(HELD)
         if not path.is_file():
             ids = _held_in(conn)
@@ -110,8 +112,13 @@ def note_held(vault: Vault, conn: sqlite3.Connection) -> None:
         elif got and got[0]:
             fsio.append_lines(path, [rid.encode("utf-8") for rid in str(got[0]).split()], within=vault.own_within)
         if got:
-            with conn:
-                conn.execute("DELETE FROM meta WHERE k = ?", (UNHELD,))
+            seen = got[0]
+            with conn:  # (`to_hold` only appends: what was read is still the start of what waits)
+                conn.execute(
+                    "UPDATE meta SET v = substr(v, ?) WHERE k = ? AND substr(v, 1, ?) = ?",
+                    (len(seen) + 1, UNHELD, len(seen), seen),
+                )
+                conn.execute("DELETE FROM meta WHERE k = ? AND v = ''", (UNHELD,))
     except (OptmemError, OSError, sqlite3.Error):
         pass
 

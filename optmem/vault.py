@@ -26,6 +26,7 @@ OWN = ".clone"  # this clone's own notes that cannot be rebuilt (`Vault.own`) in
 OWN_IN_GIT = "optmem"  # in a git directory: the own notes of each vault in its work tree (`Vault.own_dir`)
 CLONE_MOVED = "clone-moved"  # in the own notes' folder in git: `.clone/`'s notes were moved there (once)
 OWN_FILES = ("purged", "lost.jsonl")  # own notes (`optmem.lost`) an older optmem kept in .cache/
+OWN_FALLBACK = "own-fallback"  # in .clone/: the git directory cannot be written, the notes are here
 OWN_MOVED = "own-moved"  # in .cache/: `Vault.take_own_from_cache` has run (once)
 RELEASES = "releases"  # an own note: ids of the release lines this clone's own `optmem release` wrote
 RELEASES_STARTED = "releases-started"  # in .cache/: `Vault.start_release_list` has run (once)
@@ -239,7 +240,67 @@ class Vault:
             return (self.root / OWN, self.root)
         place = os.path.relpath(os.path.realpath(self.root), top)
         name = "top" if place == "." else "in-" + place.replace("%", "%25").replace(os.sep, "%2F")
+        if not _can_write(folder / OWN_IN_GIT / name, folder):
+            return (self.root / OWN, self.root)  # (`own_fallback`: a git directory this process cannot write)
         return (folder / OWN_IN_GIT / name, folder)
+
+    def _git_place(self) -> tuple[Path, Path] | None:
+        """(folder, git dir) the own notes would have in the git directory — writable or not —
+        or None for a vault outside a git work tree."""
+        import os
+
+        from optmem import gitstate
+
+        top = gitstate.work_tree(self.root)
+        if top is None:
+            return None
+        from optmem.trust import git_dir
+
+        folder = git_dir(top)
+        if folder is None:
+            return None
+        place = os.path.relpath(os.path.realpath(self.root), top)
+        name = "top" if place == "." else "in-" + place.replace("%", "%25").replace(os.sep, "%2F")
+        return (folder / OWN_IN_GIT / name, folder)
+
+    def orphaned_own(self) -> list[Path]:
+        """When this vault has no own notes yet in the git directory: the folders of
+        `.git/optmem/` whose place holds no vault (`initialised`) — a vault moved in its work
+        tree (`mv .optmem memory`) left its notes under its old place's name (`doctor` names
+        them; rename the folder to this vault's to keep its purges)."""
+        place = self._git_place()
+        if place is None or place[0].exists():
+            return []
+        from optmem import gitstate
+
+        top = gitstate.work_tree(self.root)
+        parent = place[0].parent
+        out: list[Path] = []
+        if top is None or not parent.is_dir() or parent.is_symlink():
+            return out
+        for folder in sorted(parent.iterdir()):
+            if not folder.is_dir():
+                continue
+            if folder.name == "top":
+                where = top
+            elif folder.name.startswith("in-"):
+                where = top / folder.name[3:].replace("%2F", "/").replace("%25", "%")
+            else:
+                continue
+            if not initialised(Vault(where)):
+                out.append(folder)
+        return out
+
+    @property
+    def own_fallback(self) -> Path | None:
+        """The git directory's folder for the own notes when this process cannot write it (a
+        sandbox that keeps `.git` read-only and the work tree writable, a file where the folder
+        should be): the own notes are then kept in `.clone/`, as before the move, and read from
+        both; the next lock that can write the git directory moves them there. None otherwise."""
+        if self.own_in_git:
+            return None
+        place = self._git_place()
+        return None if place is None else place[0]
 
     @property
     def own_dir(self) -> Path:
@@ -262,7 +323,10 @@ class Vault:
 
     def own_within_of(self, path: Path) -> Path:
         """The folder no read of `path`, one of `own_kept`'s, may lead out of."""
-        return self.own_within if path.parent == self.own_dir else self.root
+        if path.parent == self.own_dir:
+            return self.own_within
+        place = self._git_place()
+        return place[1] if place is not None and path.parent == place[0] else self.root
 
     def own_path(self, name: str) -> Path:
         """A path among the own notes (`own_dir`), nothing made."""
@@ -283,7 +347,17 @@ class Vault:
         was not moved yet (`move_own_from_clone`) — `.clone/` too, but never a file git tracks
         there (a commit carried it: no clone's own note)."""
         out = [p for p in (self.own_path(name),) if p.is_file()]
-        if self.own_in_git and (self.root / OWN / name).is_file() and not (self.own_dir / CLONE_MOVED).exists():
+        fallback = self.own_fallback
+        if fallback is not None:  # (`.clone/` stands in for a git directory this process cannot write)
+            from optmem import gitstate
+
+            if out and gitstate.tracked(out[0]):
+                out = []  # (a commit carried it: no clone's own note)
+            if (fallback / name).is_file():
+                out.append(fallback / name)
+            return out
+        waiting = not (self.own_dir / CLONE_MOVED).exists() or (self.root / OWN / OWN_FALLBACK).is_file()
+        if self.own_in_git and (self.root / OWN / name).is_file() and waiting:
             from optmem import gitstate
 
             if not gitstate.tracked(self.root / OWN / name):
@@ -299,13 +373,22 @@ class Vault:
         the same (a hash, an id or a note read twice reads as once). A file git tracks there is
         not moved — a commit carried it, and a pull wrote it over what this clone kept, if it
         kept anything: named in `own_overwritten`, and noted for `doctor` (`optmem.lost`)."""
-        if not self.own_in_git or (self.own_dir / CLONE_MOVED).exists():
+        if not self.own_in_git:
+            self._say_fallback()
             return
+        if (self.own_dir / CLONE_MOVED).exists():
+            # (moved once; again only if a process that could not write the git directory kept them
+            # in `.clone/` since — its untracked mark says so: a commit's says nothing)
+            mark = self.root / OWN / OWN_FALLBACK
+            from optmem import gitstate
+
+            if not mark.is_file() or mark.is_symlink() or gitstate.tracked(mark):
+                return
         old = self.root / OWN
         names = sorted(p.name for p in old.iterdir()) if old.is_dir() and not old.is_symlink() else []
         for name in names:
             path = old / name
-            if name == ".gitignore" or path.is_symlink() or not path.is_file():
+            if name in (".gitignore", OWN_FALLBACK) or path.is_symlink() or not path.is_file():
                 continue
             from optmem import gitstate
 
@@ -324,12 +407,42 @@ class Vault:
                 if batch or not self.own_path(name).exists():
                     fsio.append_lines(self.own(name), batch, within=self.own_within)
             fsio.remove_file(path)
+        if (old / OWN_FALLBACK).is_file() and not (old / OWN_FALLBACK).is_symlink():
+            fsio.remove_file(old / OWN_FALLBACK)
         if old.is_dir() and not old.is_symlink() and [p.name for p in old.iterdir()] == [".gitignore"]:
             fsio.remove_file(old / ".gitignore")
             old.rmdir()
         fsio.atomic_write(self.own(CLONE_MOVED), "", within=self.own_within)
         if self.own_overwritten:
             self._note_overwritten()
+
+    def _move_own_or_say(self) -> None:
+        """`move_own_from_clone`, never failing the lock: a move that cannot be done (a note
+        that cannot be read or written) is said, and `.clone/` stays read beside the git
+        directory until a later lock finishes it (no `clone-moved` mark is written)."""
+        try:
+            self.move_own_from_clone()
+        except (OptmemError, OSError) as exc:
+            self.lost.append(
+                f"this clone's own notes in {OWN}/ could not be moved into {self.own_dir} ({exc}); they are "
+                "read from both places, and the next command that takes the vault lock tries again"
+            )
+
+    def _say_fallback(self) -> None:
+        """Say once (lock held) that the own notes are kept in `.clone/` because the git
+        directory cannot be written (`own_fallback`): `.clone/own-fallback` marks it said, and
+        tells the next lock that can write the git directory to move `.clone/` there."""
+        fallback = self.own_fallback
+        mark = self.root / OWN / OWN_FALLBACK
+        if fallback is None or mark.is_file():
+            return
+        self.own(OWN_FALLBACK)
+        fsio.atomic_write(mark, "", within=self.root)
+        self.lost.append(
+            f"the git directory cannot be written here ({fallback}): this clone's own notes (purged ids, "
+            f"releases, held ids) are kept in {OWN}/ in the work tree, where a pull of a commit that tracks "
+            "them could write over them; the next command that can write the git directory moves them there"
+        )
 
     def _note_overwritten(self) -> None:
         """Tell, and note for `doctor` (a `lost.jsonl` note, as `optmem.lost` keeps them), the
@@ -347,7 +460,19 @@ class Vault:
             "quarantine`); `optmem sync` takes the files out of git; `optmem doctor --fix` clears this note"
         )
         self.lost.append(message)
-        item = {"at": clock.format_ts(clock.now()), "what": "own", "file": paths[0], "files": paths, "message": message}
+        from optmem import gitstate
+
+        # (the commit checked out at the move: a sync tells a file git wrote over from one a later commit tracked)
+        res = gitstate.run(self.root, "rev-parse", "--verify", "--quiet", "HEAD")
+        head = res.stdout.strip() if res.returncode == 0 else ""
+        item = {
+            "at": clock.format_ts(clock.now()),
+            "what": "own",
+            "file": paths[0],
+            "files": paths,
+            "head": head,
+            "message": message,
+        }
         line = json.dumps(item, ensure_ascii=False).encode("utf-8")
         fsio.append_lines(self.own(OWN_FILES[1]), [line], within=self.own_within)
 
@@ -605,7 +730,7 @@ class Vault:
             self._lock_depth, self._lock_owner = 1, get_ident()
             try:  # (a first step that fails leaves the vault unlocked: it never believes it holds the lock)
                 self.clean_temporaries()
-                self.move_own_from_clone()  # (first: the steps below read and write the own notes)
+                self._move_own_or_say()  # (first: the steps below read and write the own notes)
                 self.start_release_list()  # (before `take_own_from_cache` marks a clone an older optmem used)
                 self.take_own_from_cache()
                 yield
@@ -653,6 +778,17 @@ def older_own(vault: Vault) -> list[str]:
 
 SETTINGS_CACHE = "settings-{reader}.json"
 _SETTINGS_KEPT = 4  # cached readings of optmem.toml kept at most (one for each optmem that reads the vault)
+
+
+def _can_write(path: Path, within: Path) -> bool:
+    """Whether this process can make or write the folder `path` inside `within` (the git
+    directory): its nearest existing part is a folder it may write in. A few `stat`s."""
+    import os
+
+    part = path
+    while not os.path.lexists(part) and part != within and part.parent != part:
+        part = part.parent
+    return part.is_dir() and not part.is_symlink() and os.access(part, os.W_OK | os.X_OK)
 
 
 def settings_cache(vault: Vault, stamp: list[Any]) -> Path:

@@ -140,6 +140,24 @@ def test_a_pull_that_wrote_over_notes_not_yet_moved_is_said_by_sync_and_doctor(t
     assert "this clone's own kept" in res.stderr and "written over" not in res.stderr, res.stderr
 
 
+@pytest.mark.long
+def test_a_pull_that_wrote_over_notes_an_earlier_command_moved_is_said_as_gone_by_sync(tmp_path):
+    """Review 16, finding 6: when an earlier command (an `append`) did the move and found
+    `.clone/purged` written over by a hand pull, the sync that took it out of git said "this
+    clone's own kept" — the move's finding lived only in that process. The sync reads it from the
+    move's note (`lost.jsonl`, what "own") and says what this clone kept there is gone."""
+    one, two, _, _ = _purged_and_released(tmp_path)
+    _as_an_older_optmem_left_it(one)
+    _crafted(two, ("purged",))
+    git(one, "pull", "-q", "--no-rebase")
+    res = CLI("--vault", str(one), "append", "a write moves the notes first", "--json", env=ENV)
+    assert res.exit_code == 0 and "git tracks .clone/purged" in res.stderr, res.stderr
+    res = CLI("--vault", str(one), "sync", "--json", env=ENV)
+    assert res.exit_code == 0, res
+    assert "had already written over .clone/purged" in res.stderr, res.stderr
+    assert "is gone" in res.stderr and "this clone's own kept" not in res.stderr
+
+
 def test_files_md_names_each_mark_a_clone_keeps_once_and_where_its_notes_live():
     """Finding 5: `.cache/releases-started` went unnamed in docs/files.md (so did `sync-head`)."""
     from optmem.integrations.sync import SYNCED
@@ -150,3 +168,103 @@ def test_files_md_names_each_mark_a_clone_keeps_once_and_where_its_notes_live():
     for name in (OWN_MOVED, RELEASES_STARTED, SYNCED, CLONE_MOVED, RELEASES, HELD, *OWN_FILES):
         assert f"`{name}`" in text or f"/{name}`" in text, name
     assert ".git/optmem/top/" in text
+
+
+def _unwritable_git_dir(git_dir: Path) -> None:
+    """Make the git directory one this process cannot write its notes in: `chmod -R a-w` (an agent
+    sandbox keeps `.git` read-only and the work tree writable) — and, as root ignores modes, a FILE
+    where the notes' folder goes, so it cannot be a folder either way."""
+    import os
+
+    (git_dir / "optmem").write_text("not a folder\n")
+    for folder, _, files in os.walk(git_dir):
+        for name in [*files, "."]:
+            p = Path(folder) / name
+            p.chmod(p.stat().st_mode & ~0o222)
+
+
+def _writable_again(git_dir: Path) -> None:
+    import os
+
+    for folder, _, files in os.walk(git_dir):
+        for name in [*files, "."]:
+            p = Path(folder) / name
+            p.chmod(p.stat().st_mode | 0o200)
+    (git_dir / "optmem").unlink()
+
+
+def test_a_git_directory_that_cannot_be_written_keeps_the_own_notes_in_clone(tmp_path):
+    """Review 16, finding 2: with a read-only git directory every write failed (`unwritable …
+    .git/optmem`). The own notes are then kept in `.clone/`, as before the move — said once, and by
+    doctor — and the first lock that can write the git directory moves them there."""
+    proj = tmp_path / "proj"
+    git(tmp_path, "init", "-q", "-b", "main", str(proj))
+    vault = proj / ".optmem"
+    om(vault, "init")
+    _unwritable_git_dir(proj / ".git")
+    try:
+        res = CLI("--vault", str(vault), "append", "kept while .git is read-only", "--json", env=ENV)
+        assert res.exit_code == 0, (res.stdout, res.stderr)
+        first = json.loads(res.stdout)["id"]
+        assert "git directory cannot be written" in res.stderr, res.stderr
+        gone = om(vault, "append", "my phone is 138-0000-1111")["id"]
+        res = CLI("--vault", str(vault), "purge", "--origin", "user", gone, "--yes", "--json", env=ENV)
+        assert res.exit_code == 0, (res.stdout, res.stderr)
+        assert "git directory cannot be written" not in res.stderr  # (said once)
+        assert (vault / ".clone" / "purged").read_text().strip()
+        purged = purged_hashes(Vault(vault))
+        assert purged
+        notes = om(vault, "doctor")
+        assert any("git directory cannot be written" in n for n in json.dumps(notes).split('"')), notes
+        assert om(vault, "get", first)["record"]["id"] == first
+    finally:
+        _writable_again(proj / ".git")
+    om(vault, "append", "and once .git can be written again")
+    assert not (vault / ".clone").exists()
+    assert (proj / ".git" / "optmem" / "in-.optmem" / "purged").read_text().strip()
+    assert purged_hashes(Vault(vault)) == purged
+    assert not any(h["id"] == gone for h in om(vault, "search", "phone")["hits"])
+
+
+def test_doctor_names_the_notes_a_vault_moved_in_its_work_tree_left_behind(tmp_path):
+    """Review 16, finding 5: `mv .optmem memory` inside a repository left the own notes under
+    `.git/optmem/in-.optmem`; the vault at its new place read an empty purge list, and nothing said
+    so. Doctor names the folder no vault claims while this vault has none."""
+    proj = tmp_path / "proj"
+    git(tmp_path, "init", "-q", "-b", "main", str(proj))
+    om(proj / ".optmem", "init")
+    gone = om(proj / ".optmem", "append", "my phone is 138-0000-1111")["id"]
+    om(proj / ".optmem", "purge", "--origin", "user", gone, "--yes")
+    assert (proj / ".git" / "optmem" / "in-.optmem" / "purged").is_file()
+    (proj / ".optmem").rename(proj / "memory")
+    notes = om(proj / "memory", "doctor")["notes"]
+    said = [n for n in notes if "in-.optmem" in n]
+    assert said and "rename that folder to in-memory" in said[0], notes
+    (proj / ".git" / "optmem" / "in-.optmem").rename(proj / ".git" / "optmem" / "in-memory")
+    assert purged_hashes(Vault(proj / "memory"))
+    assert not [n for n in om(proj / "memory", "doctor")["notes"] if "rename that folder" in n]
+
+
+def test_a_move_of_the_own_notes_that_fails_never_fails_the_write(tmp_path):
+    """Review 16, finding 2 (the migration step must never make the lock fail): a note in the git
+    directory that cannot be written (a folder where the file goes) failed every write while an
+    older optmem's `.clone/` waited to move. The write goes on, says so, and `.clone/` stays read."""
+    proj = tmp_path / "proj"
+    git(tmp_path, "init", "-q", "-b", "main", str(proj))
+    vault = proj / ".optmem"
+    om(vault, "init")
+    gone = om(vault, "append", "my phone is 138-0000-1111")["id"]
+    om(vault, "purge", "--origin", "user", gone, "--yes")
+    held = _as_an_older_optmem_left_it(vault)
+    assert "purged" in held
+    (proj / ".git" / "optmem" / "in-.optmem").mkdir(parents=True, exist_ok=True)
+    (proj / ".git" / "optmem" / "in-.optmem" / "purged").mkdir()  # (a folder: no note can be appended)
+    res = CLI("--vault", str(vault), "append", "a write goes on", "--json", env=ENV)
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    assert "could not be moved" in res.stderr, res.stderr
+    assert (vault / ".clone" / "purged").read_text() == held["purged"]
+    assert purged_hashes(Vault(vault))  # (read from .clone/, not yet moved)
+    (proj / ".git" / "optmem" / "in-.optmem" / "purged").rmdir()
+    om(vault, "append", "the next write moves them")
+    assert not (vault / ".clone" / "purged").exists()
+    assert (proj / ".git" / "optmem" / "in-.optmem" / "purged").read_text().strip()

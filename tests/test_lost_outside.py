@@ -269,24 +269,22 @@ def test_a_purged_id_is_not_kept_among_what_the_log_held(cli, vault_path):
     assert "left the log" not in cli("search", "note").stderr
 
 
-def test_a_read_that_catches_the_index_up_writes_no_note_of_the_clones(cli, vault_path):
-    """Review 15, finding 4: a search that caught the index up with lines typed into the log
-    appended their ids to this clone's `held` — a read that wrote the clone's own notes. The
-    catch-up keeps them in the index (derived, in `.cache/`); the next command that writes notes
-    them, under the vault lock; what it noted is told when it leaves the log with the cache gone."""
+def test_a_read_that_catches_the_index_up_notes_what_it_took_in_under_the_lock(cli, vault_path):
+    """Review 15, finding 4, then review 16, finding 3 (b): a search that caught the index up with
+    lines typed into the log appended their ids to `held` outside the lock; kept in the index's meta
+    instead, deleting `.cache/` before a writer came lost a record's later departure untold (a clone
+    that only reads never noted them). The read's catch-up, which holds the vault lock, appends
+    them to `held` once; what it noted is told when it leaves the log with the cache gone."""
     import shutil
 
     cli.json("append", "the staging db is db-stage-2")
     held = vault_path / ".clone" / "held"
-    before = held.read_bytes()
     with open(vault_path / "LOG.jsonl", "a", encoding="utf-8") as fh:
         fh.write('{"text": "typed by hand: the port is 8080"}\n')
     (typed,) = [h["id"] for h in cli.json("search", "typed")["hits"]]
-    assert held.read_bytes() == before  # (a read: no note of the clone's written)
+    assert held.read_text("utf-8").split().count(typed) == 1  # (noted by the read, lock held)
     assert cli.json("get", typed)["record"]["text"].startswith("typed by hand")
-    assert held.read_bytes() == before
     cli.json("append", "a write takes the lock")
-    assert typed in held.read_text("utf-8").split()
     cli.json("append", "another write")
     assert held.read_text("utf-8").split().count(typed) == 1  # (noted once)
     shutil.rmtree(vault_path / ".cache")
@@ -294,3 +292,40 @@ def test_a_read_that_catches_the_index_up_writes_no_note_of_the_clones(cli, vaul
     log.write_text("".join(x for x in log.read_text("utf-8").splitlines(keepends=True) if "typed by hand" not in x))
     res = cli("search", "staging")
     assert "1 record(s) left the log" in res.stderr and typed[-8:] in res.stderr, res.stderr
+
+
+def test_a_writer_clears_only_the_ids_it_noted_from_the_index(cli, vault_path, monkeypatch):
+    """Review 16, finding 3 (a): `note_held` read the ids waiting in the index's meta, appended
+    them to `held`, then deleted them all — ids another process's catch-up added between the read
+    and the delete were lost. Only what was read is cleared; the rest waits for the next writer."""
+    import sqlite3
+
+    from optmem import fsio, lost
+    from optmem.index import open_index
+    from optmem.vault import Vault
+
+    cli.json("append", "the staging db is db-stage-2")
+    vault = Vault(vault_path)
+    with open_index(vault) as idx:
+        lost.to_hold(idx.conn, ["FIRST-WAITING"])
+        idx.conn.commit()
+        real = fsio.append_lines
+        other = sqlite3.connect(vault.index_path)
+
+        def append_then_a_reader_adds(path, lines, **kw):
+            real(path, lines, **kw)  # (the real append; then, before the delete, another catch-up)
+            with other:
+                lost.to_hold(other, ["ADDED-MEANWHILE"])
+
+        monkeypatch.setattr(fsio, "append_lines", append_then_a_reader_adds)
+        with vault.lock():
+            lost.note_held(vault, idx.conn)
+        monkeypatch.setattr(fsio, "append_lines", real)
+        other.close()
+        assert "FIRST-WAITING" in (vault_path / ".clone" / "held").read_text("utf-8").split()
+        (waiting,) = idx.conn.execute("SELECT v FROM meta WHERE k = ?", (lost.UNHELD,)).fetchone()
+        assert waiting.split() == ["ADDED-MEANWHILE"]
+        with vault.lock():
+            lost.note_held(vault, idx.conn)
+        assert "ADDED-MEANWHILE" in (vault_path / ".clone" / "held").read_text("utf-8").split()
+        assert idx.conn.execute("SELECT v FROM meta WHERE k = ?", (lost.UNHELD,)).fetchone() is None

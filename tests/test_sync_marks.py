@@ -249,3 +249,46 @@ def test_a_mark_on_a_commit_made_on_this_clone_is_not_believed(tmp_path):
     assert list(got) == [rid.upper()], got  # … brought here by a pull: another clone's word
     report = sync(three)
     assert report["nodes_dropped"], report
+
+
+@pytest.mark.long
+def test_a_mark_on_a_commit_no_fetch_brought_is_not_believed(tmp_path):
+    """Review 16, finding 1: a commit written here with `git commit-tree` and put on the branch by
+    `git reset --hard`, `git merge --ff-only` or `git update-ref -m …` has no reflog entry that
+    says "commit", so it passed as another clone's purge. A mark counts only on a commit a fetch
+    brought (reachable from the new end of a remote-tracking ref's fetch or pull): none of these."""
+    from optmem.integrations.sync import _purged_since
+    from optmem.lost import id_hash
+
+    one, two = _synced_pair(tmp_path)
+    rid = om(one, "append", "my phone is 138-0000-1111")["id"]
+    om(one, "append", "the backend listens on 9090")
+    sync(one)
+    was = git(one, "rev-parse", "HEAD").stdout.strip()
+    moves = {
+        "reset": lambda sha: git(one, "reset", "-q", "--hard", sha),
+        "merge": lambda sha: git(one, "merge", "-q", "--ff-only", sha),
+        "update-ref": lambda sha: git(one, "update-ref", "-m", "anything", "refs/heads/main", sha),
+    }
+    for how, move in moves.items():
+        git(one, "reset", "-q", "--hard", was)
+        _take_out(one, rid)
+        git(one, "add", "-A")
+        tree = git(one, "write-tree").stdout.strip()
+        message = f"by hand\n\nOptmem-Purged: {id_hash(rid)}\n"
+        sha = git(one, "commit-tree", "-p", "HEAD", "-m", message, tree).stdout.strip()
+        move(sha)
+        if how == "update-ref":
+            git(one, "reset", "-q", "--hard")
+        assert git(one, "rev-parse", "HEAD").stdout.strip() == sha, how
+        assert _marked(_Git(one, "w"), was, "HEAD", None) == {}, how
+        assert _purged_since(_Git(one, "w"), was, set()) == set(), how
+    # the same commit, made on two and brought here by a fetch, is another clone's word
+    git(one, "reset", "-q", "--hard", was)
+    sync(two)
+    _take_out(two, rid)
+    git(two, "add", "-A")
+    git(two, "commit", "-qm", f"by hand\n\nOptmem-Purged: {id_hash(rid)}")
+    git(two, "push", "-q")
+    git(one, "pull", "-q", "--no-rebase", "--no-edit")
+    assert list(_marked(_Git(one, "w"), was, "HEAD", None)) == [rid.upper()]

@@ -99,6 +99,12 @@ class _Git:
         self.root = root
         self.env: dict[str, str] = {}  # on top of `gitstate.environment`
         self._made: set[str] | None = None
+        self._fetched: set[str] = set()  # the new ends of the remote-tracking refs' fetches (`reflogs`)
+        self.brought: set[str] = set()  # the commits this sync's own fetches ended on
+        self._elsewhere: dict[str, set[str]] = {}  # base → `from_elsewhere(base)`
+        self._commit_diffs: dict[str, dict[str, bytes]] = {}  # a marked commit → its diff (`_commit_diff`)
+        self._marked: dict[tuple[str, str], dict[str, str]] = {}  # (base, theirs: commits) → `_marked`'s all
+        self._empty = ""  # the empty tree's name (`empty_tree`)
         if self.run("config", "user.email", check=False).returncode != 0:
             # a machine where git was never told who the user is (an agent's container): the
             # commits are the writer's, not refused
@@ -106,6 +112,19 @@ class _Git:
                 for part, value in (("NAME", f"optmem ({writer})"), ("EMAIL", f"{writer}@optmem.invalid")):
                     if f"GIT_{who}_{part}" not in os.environ:
                         self.env[f"GIT_{who}_{part}"] = value
+
+    def fetched(self, sha: str) -> None:
+        """This sync's fetch left the remote-tracking ref at `sha` (`from_elsewhere`)."""
+        if sha and sha not in self.brought:
+            self.brought.add(sha)
+            self._elsewhere.clear()
+            self._marked.clear()
+
+    def empty_tree(self) -> str:
+        """The empty tree (what a first commit's diff is taken from), asked of git once."""
+        if not self._empty:
+            self._empty = self.out("hash-object", "-t", "tree", os.devnull)
+        return self._empty
 
     def run(
         self, *args: str, check: bool = True, timeout: float = 300, started: Callable[[int], None] | None = None
@@ -150,8 +169,29 @@ class _Git:
     def made_here(self) -> set[str]:
         """The commits made in this clone, as its reflogs tell (`MADE_HERE`; read once a sync)."""
         if self._made is None:
-            self._made = made_here(self.root)
+            self._made, self._fetched = reflogs(self.root)
         return self._made
+
+    def from_elsewhere(self, base: str) -> set[str]:
+        """The commits not in `base` that a fetch brought: reachable from the new end of a
+        remote-tracking ref's fetch, pull or clone as its reflog records it (`FETCHED`), or from
+        a commit this sync's own fetch ended on (`brought`). A commit reachable only from this
+        clone's branches was made here, whatever its reflog entry says (`git commit-tree`, then
+        `git reset --hard`, `git merge --ff-only` or `git update-ref`). One `git rev-list` per base."""
+        if base not in self._elsewhere:
+            self.made_here()
+            tips = sorted(self._fetched | self.brought)
+            got: set[str] = set()
+            if tips:
+                res = gitstate.run(
+                    self.root,
+                    *("rev-list", "--no-merges", "--ignore-missing", "--stdin"),
+                    stdin="".join(f"{t}\n" for t in tips) + (f"^{base}\n" if base else ""),
+                    timeout=300,
+                )
+                got = set(res.stdout.split()) if res.returncode == 0 else set()
+            self._elsewhere[base] = got
+        return self._elsewhere[base]
 
 
 # A reflog entry that made the commit it records, in this clone: a commit (amended, a merge's, the
@@ -160,6 +200,32 @@ class _Git:
 # commit-tree`). The others move a branch to a commit that was there: a fast-forward (`pull:
 # Fast-forward`), a reset, a checkout, a new branch, a clone, a rebase's start and finish.
 MADE_HERE = r"(?:commit|cherry-pick|revert|am)\b.*|.*\((?:pick|reword|edit|squash|fixup)\):.*|"
+
+
+# A remote-tracking ref's reflog entry that brought commits from elsewhere: `git fetch`'s, `git
+# pull`'s, `git clone`'s — not "update by push" (this clone's own commits going out), nor one
+# with no message (the sync's `update-ref` after a push) — and not a fetch from this very
+# repository (`git fetch . COMMIT:refs/remotes/…`).
+FETCHED = r"(?:fetch|pull)\b(?!.*\s\.\s).*|clone: .*"
+
+
+def reflogs(root: Path) -> tuple[set[str], set[str]]:
+    """(the commits this clone made: `made_here`; the new ends of the fetches, pulls and clones
+    its remote-tracking refs' reflogs record: `FETCHED`), in one read of the reflogs."""
+    import re
+
+    made, fetched = re.compile(MADE_HERE, re.S), re.compile(FETCHED, re.S)
+    res = gitstate.run(root, "log", "-g", "--all", "--format=%H%x00%gD%x00%gs%x00", timeout=300)
+    parts = res.stdout.split("\0") if res.returncode == 0 else []
+    mine: set[str] = set()
+    brought: set[str] = set()
+    for sha, ref, said in zip(parts[0::3], parts[1::3], parts[2::3], strict=False):
+        sha = sha.strip()
+        if ref.startswith(("HEAD@", "refs/heads/")) and made.fullmatch(said):
+            mine.add(sha)
+        elif ref.startswith("refs/remotes/") and fetched.fullmatch(said):
+            brought.add(sha)
+    return mine, brought
 
 
 def made_here(root: Path) -> set[str]:
@@ -266,6 +332,8 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
                 f"git fetch {remote} {branch} failed: {fetched.stderr.strip()[:600]}; what is stored is "
                 "unchanged — run `optmem sync` again when the remote can be reached"
             )
+        if exists:  # (what this fetch ended on came from elsewhere: its marks may be believed)
+            git.fetched(git.out("rev-parse", remote_ref))
         if exists and git.head() != git.out("rev-parse", remote_ref):
             if not git.head() or not git.ok("merge-base", "--is-ancestor", remote_ref, "HEAD"):
                 say(f"merging {remote}/{branch}")
@@ -541,18 +609,33 @@ def _untrack_local(git: _Git, vault: Vault, kept: dict[str, bytes | None], repor
     (`kept`), or removed when there was none — what git wrote there is never read nor moved. The
     clone's own notes are in its git directory (`Vault.own_dir`), where no pull writes; those a
     pull wrote over while they were still in `.clone/` (`Vault.own_overwritten`: found when this
-    process moved them) are said to be lost."""
+    process moved them, or named by the `own` note of the command that did) are said to be lost."""
     out = git.run("ls-files", "-z", "--", *LOCAL, check=False).stdout
     paths = sorted(p for p in out.split("\0") if p)
     if not paths:
         return
     git.run("rm", "--quiet", "--cached", "-r", "--ignore-unmatch", "--", *paths)
+    from optmem import lost as lost_notes
+
+    # written over: found by this process's move, or by an earlier command's (its `own` note) —
+    # when no commit since that move took the file out of git (a later commit's file overwrote nothing)
+    over = set(vault.own_overwritten)
+    for item in lost_notes.notes(vault) if any(p.startswith(".clone/") for p in paths) else []:
+        head = item.get("head")
+        if item.get("what") != "own" or not isinstance(item.get("files"), list) or not isinstance(head, str):
+            continue
+        if head and not all(c in "0123456789abcdef" for c in head):
+            continue  # (a commit's name, nothing else, goes to git)
+        for path in {str(f) for f in item["files"]} & set(paths) - over:
+            since = git.run("log", "--format=%H", "--diff-filter=D", f"{head}..HEAD", "--", path, check=False)
+            if since.returncode == 0 and not since.stdout.strip():
+                over.add(path)
     lost = []
     for path in paths:
         target = vault.root / path
         was = kept.get(path)
         if was is None:
-            lost += [path] if path in vault.own_overwritten else []
+            lost += [path] if path in over else []
             fsio.remove_file(target)
         else:
             with fsio.staged(target, was, within=vault.root):
@@ -824,29 +907,86 @@ def _marked(git: _Git, base: str, theirs: str, out: set[str] | None) -> dict[str
     purge marked: id → the commit that took the line out and carries the mark (`PURGED_MARK`) — a
     mark counts only in the commit whose own diff removes that line, so one forged into another
     commit, or left in one that removed nothing, marks nothing — and only in a commit another
-    clone made (`made_here`: one made here is no other clone's purge)."""
+    clone made: one a fetch brought (`_Git.from_elsewhere`) and its reflogs do not record as made
+    here (`made_here`). Read once for a range of two commits, each marked commit's diff once a
+    sync (`_commit_diff`)."""
+    if out is not None and not out:
+        return {}
+    key = (base, theirs)
+    got = git._marked.get(key)
+    if got is None:
+        got = _marked_all(git, base, theirs)
+        if all(len(x) == 40 and x.isalnum() for x in key):  # (two commits, not HEAD: the same range later)
+            git._marked[key] = got
+    return got if out is None else {rid: sha for rid, sha in got.items() if rid in out}
+
+
+def _marked_all(git: _Git, base: str, theirs: str) -> dict[str, str]:
     from optmem import lost
 
     marked: dict[str, str] = {}
     prefix = f"{PURGED_MARK}:"
-    log = gitstate.run(git.root, "log", "--no-merges", "--format=%H%x00%B%x00", f"{base}..{theirs}", timeout=300)
+    log = gitstate.run(git.root, "log", "--no-merges", "--format=%H%x00%P%x00%B%x00", f"{base}..{theirs}", timeout=300)
     parts = log.stdout.split("\0")
-    for sha, body in zip(parts[0::2], parts[1::2], strict=False):
+    for sha, parents, body in zip(parts[0::3], parts[1::3], parts[2::3], strict=False):
         sha = sha.strip()
         marks = {line[len(prefix) :].strip() for line in body.splitlines() if line.startswith(prefix)}
-        if not marks or not sha or out is not None and not out or sha in git.made_here():
+        if not marks or not sha or sha in git.made_here():
             continue
-        for rid in _removed_ids(git, _parent(git, sha), sha):
-            if (out is None or rid in out) and lost.id_hash(rid) in marks:
+        if sha not in git.from_elsewhere(base):  # (no fetch brought it: made here, whatever the reflog says)
+            continue
+        parent = (parents.split() or [""])[0]
+        for rid in _removed_in(_commit_diff(git, sha, parent)):
+            if lost.id_hash(rid) in marks:
                 marked.setdefault(rid, sha)
     return marked
 
 
-def _parent(git: _Git, sha: str) -> str:
-    """The first parent of commit `sha`, or the empty tree for a first commit (from nothing)."""
-    if git.ok("rev-parse", "--verify", "--quiet", f"{sha}^"):
-        return f"{sha}^"
-    return git.out("hash-object", "-t", "tree", os.devnull)
+def _commit_diff(git: _Git, sha: str, parent: str) -> dict[str, bytes]:
+    """The log files a commit changed against its first `parent` ("" for a first commit: the
+    empty tree), each with its diff (no context lines, as bytes) — taken once a sync for every
+    folder that asks (`_marked`, `_purge_rewrites`): two git processes a marked commit."""
+    if sha in git._commit_diffs:
+        return git._commit_diffs[sha]
+    since = parent or git.empty_tree()
+    paths = ("--", layout.SEGMENTS, layout.LOG)
+    listed = gitstate.run(git.root, "diff", "--name-only", "-z", "--no-renames", since, sha, *paths)
+    names = [p for p in listed.stdout.split("\0") if p]
+    got: dict[str, bytes] = {}
+    if names:
+        diff = gitstate.run(
+            git.root,
+            *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", since, sha, *paths),
+            text=False,
+            timeout=300,
+        ).stdout
+        pieces = diff.split(b"\ndiff --git ")  # (one a file, in the order --name-only lists them)
+        if len(pieces) == len(names) and diff.startswith(b"diff --git "):
+            got = dict(zip(names, pieces, strict=True))
+        else:  # (a name git would quote in a header, say: each file's diff on its own)
+            for name in names:
+                got[name] = gitstate.run(
+                    git.root,
+                    *("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", since, sha),
+                    *("--", name),
+                    text=False,
+                    timeout=300,
+                ).stdout
+    git._commit_diffs[sha] = got
+    return got
+
+
+def _removed_in(diffs: dict[str, bytes]) -> set[str]:
+    """The ids (upper case) of the records whose lines the diffs take out."""
+    out: set[str] = set()
+    for diff in diffs.values():
+        for line in diff.split(b"\n"):
+            if line.startswith(b"-") and not line.startswith(b"---"):
+                try:
+                    out.add(parse_line(line[1:], limit=None).id.upper())
+                except BadLine:
+                    continue
+    return out
 
 
 def _lost_lines(git: _Git, spans: list[tuple[str, str]]) -> set[str]:
@@ -882,8 +1022,12 @@ def _purge_rewrites(git: _Git, spans: list[tuple[str, str]], folder: str, names:
         commits: dict[str, set[str]] = {}
         for rid, sha in _marked(git, base, theirs, None).items():
             commits.setdefault(sha, set()).add(lost.id_hash(rid))
+        top = folder.rstrip("/")
         for sha, marks in commits.items():
-            for name, diff in _diffs(git, _parent(git, sha), sha, folder, names):
+            changed = git._commit_diffs.get(sha, {})  # (taken by `_marked` just above)
+            for name, diff in changed.items():
+                if name not in names or not (name == top or name.startswith(top + "/")):
+                    continue
                 gone: dict[str, bytes] = {}
                 added: list[tuple[str, bytes]] = []
                 for line in diff.split(b"\n"):
