@@ -81,7 +81,8 @@ _ERRORISH = re.compile(
 _TAG = re.compile(r"</?tool_use_error>")
 _CD = re.compile(r"^cd \S+ && ")  # `cd repo && pytest` is `pytest`
 _TARGETS = ("file_path", "notebook_path", "path", "url")  # what a non-shell tool acted on
-_PROVENANCE = re.compile(r"^Written by the Claude Code \w+ hook(?: \([^)]*\))?\.\s*")  # of _note
+# of _note (and of the notes written before it named no AI: "Written by the Claude Code … hook")
+_PROVENANCE = re.compile(r"^Written by the (?:Claude Code )?\w+ hook(?: \([^)]*\))?\.\s*")
 _HELD_NOTE = re.compile(r"\s*\(\d+ part\(s\) the security scan flagged are held in quarantine\.\)$")  # HELD_NOTE
 
 
@@ -331,8 +332,11 @@ _STOPS = tuple(".!?。！？…")  # a sentence's end
 
 
 def _note(name: str, why: str, requests: list[str]) -> str:
-    """The handoff's note: which hook wrote it (matched by _PROVENANCE), then the requests."""
-    said = f"Written by the Claude Code {name} hook" + (f" ({why})" if why else "") + "."
+    """The handoff's note: which hook wrote it (matched by _PROVENANCE), then the requests. It
+    names no AI: optmem's own words, read together with the items, must not give the scanner an
+    AI to read as addressed ("Claude Code … rotate the api keys" trips `instruction_to_agent`);
+    the record's source says the host."""
+    said = f"Written by the {name} hook" + (f" ({why})" if why else "") + "."
     if len(requests) == 1:
         said += f" Request: {requests[0]}"
     elif requests:  # (a request that ends with no stop of its own is kept apart from the next label)
