@@ -295,6 +295,12 @@ def test_a_hook_fed_something_else_says_what_it_expects_and_never_fails(vault_pa
     for field in ("session_id", "transcript_path", "cwd"):
         assert f"`{field}`" in res.stderr, res.stderr
     assert "a number" in res.stderr and "a string" in res.stderr
+    # with --json it still answers JSON, with the reason (tester 15 item 1: stdout was empty)
+    res = run_optmem("hook", "claude-code", "--json", input="garbage")
+    assert res.returncode == 0 and not vault_path.exists()
+    got = json.loads(res.stdout)
+    assert got["ok"] is True and got["handoff"] is None and got["reason"] == "skipped", got
+    assert any("JSON event Claude Code sends" in w for w in got["warnings"]), got
 
 
 @pytest.mark.long
