@@ -345,3 +345,26 @@ def test_the_users_last_request_left_unanswered_is_next_and_the_note_keeps_reque
     path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
     hook("SessionEnd", repo, path)
     assert "还有：记得验证 TLS 证书" not in handoffs()[0]["next"]
+
+
+def test_a_line_holding_two_labelled_items_is_two_items(tmp_path, repo, vault_path):
+    """Tester 15 item 4: "TODO: fix X. Next: update Y." on one line was one item keeping the
+    inner "Next:"; a sentence with no label stays with the item before it."""
+    path = tmp_path / "two-items.jsonl"
+    said = (
+        "TODO: fix tests/test_api.py port assertion. Next: update nginx reverse proxy config. "
+        "It lives in deploy/. 待办：更新文档。"
+    )
+    entries = [
+        {"type": "user", "isSidechain": False, "cwd": str(repo), "sessionId": SESSION,
+         "message": {"role": "user", "content": "Fix the port test."}},
+        {"type": "assistant", "isSidechain": False, "cwd": str(repo), "sessionId": SESSION,
+         "message": {"role": "assistant", "content": [{"type": "text", "text": said}]}},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
+    hook("SessionEnd", repo, path)
+    assert handoffs()[0]["next"] == [
+        "fix tests/test_api.py port assertion.",
+        "update nginx reverse proxy config. It lives in deploy/.",
+        "更新文档。",
+    ]

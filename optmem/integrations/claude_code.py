@@ -266,7 +266,7 @@ def _report_parts(text: str) -> list[tuple[bool, str]]:
         # a line that reports work and names what is next ("Done: …. Next: …") is read
         # sentence by sentence; any other line as a whole
         both = _OPEN.search(line) and _DONE.search(line)
-        for part in _SENTENCE.split(line) if both else [line]:
+        for part in _SENTENCE.split(line) if both else _labelled(line):
             if len(part) < 4:
                 continue
             if _OPEN.search(part):
@@ -274,6 +274,18 @@ def _report_parts(text: str) -> list[tuple[bool, str]]:
             elif _DONE.search(part) and not _null_report(part):
                 out.append((True, _short(_DONE_LABEL.sub("", part) or part)))
     return out
+
+
+def _labelled(line: str) -> list[str]:
+    """A line cut where each sentence that starts with an open item's label begins ("TODO: fix
+    X. Next: update Y." → two items, tester 15 #4); a sentence with no label stays with the one
+    before it. A line with one label or none is one part."""
+    sentences = [x for x in _SENTENCE.split(line) if x]
+    starts = [i for i, x in enumerate(sentences) if _LABEL_SAID.match(x)]
+    if len(starts) < 2:
+        return [line]
+    cuts = [0, *(i for i in starts if i), len(sentences)]
+    return [" ".join(sentences[a:b]) for a, b in zip(cuts, cuts[1:], strict=False) if a < b]
 
 
 def _open_item(part: str) -> str:
