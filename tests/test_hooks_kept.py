@@ -233,7 +233,6 @@ def test_the_hooks_own_note_never_gets_an_ordinary_item_refused(tmp_path, vault_
     assert "Claude" not in h["note"] and "held" not in got, got
 
 
-
 def test_a_note_that_trips_only_with_the_items_is_held_and_the_handoff_written(vault_path):
     """Tester 15 item 1, the mechanism (the path Hermes' provider shares): a note and an item that
     pass one by one but trip the scanner read together were refused by the log's gate with no
