@@ -236,6 +236,8 @@ def history(
             gone = idx.forgetting(r)
             # values its writer saw that are dated after it: it replaced them all the same (tester 14 #7)
             later = [rid for rid in saw[r.id] if (dated.get(rid) or 0) > (r.ts or 0)]
+            if got.get("conflict"):  # the values it is in conflict with, named as `get` names them
+                gone = {**gone, "conflict_with": idx.conflict_with(r, now)}
             shown = {**got, **(gone if show_unsafe else view.shown(gone))}
             out.append(shown | ({"dated_before": later} if later else {}))
         return out

@@ -213,11 +213,14 @@ def _hold_or_refuse(rec: Record) -> Record:
 def _refuse_flagged(rec: Record, flagged: tuple[str, str] | None = None) -> None:
     flagged = flagged or record.flagged_field(rec)
     if flagged is not None:
+        from optmem.quarantine import kind_of
+
         name, rule = flagged
-        raise UnsafeContent(
+        raise UnsafeContent(  # (its kind, as the scanner's own refusal says it: callers hold an injection)
             f"refused: the {name} trips the security rule {rule!r}; remove that part, or pass "
             "--allow-unsafe if it is really meant to be stored",
             rule=rule,
+            kind=kind_of(rule),
             field=name,
         )
 

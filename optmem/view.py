@@ -627,6 +627,13 @@ def as_stored(*, passed: bool, held: object, released: object) -> bool:
 STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL, GUESS_LABEL = "status", "PENDING", "CONFLICT", "guess"
 
 
+def bracket(parts: Collection[str]) -> str:
+    """The labels beside a record, as every human surface prints them: one bracket, each label
+    apart (`[SUPERSEDED by ABRM9RYY; FROM TOOL]`: the record came from a tool, not its
+    successor); "" for none."""
+    return f"[{'; '.join(parts)}]" if parts else ""
+
+
 def guess_notes(
     may_update: Any, updated_by: Collection[str] = (), name: Callable[[str], str] | None = None
 ) -> list[str]:

@@ -295,6 +295,12 @@ def test_a_hook_fed_something_else_says_what_it_expects_and_never_fails(vault_pa
     for field in ("session_id", "transcript_path", "cwd"):
         assert f"`{field}`" in res.stderr, res.stderr
     assert "a number" in res.stderr and "a string" in res.stderr
+    # with --json it still answers JSON, with the reason (tester 15 item 1: stdout was empty)
+    res = run_optmem("hook", "claude-code", "--json", input="garbage")
+    assert res.returncode == 0 and not vault_path.exists()
+    got = json.loads(res.stdout)
+    assert got["ok"] is True and got["handoff"] is None and got["reason"] == "skipped", got
+    assert any("JSON event Claude Code sends" in w for w in got["warnings"]), got
 
 
 @pytest.mark.long
@@ -339,3 +345,26 @@ def test_the_users_last_request_left_unanswered_is_next_and_the_note_keeps_reque
     path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
     hook("SessionEnd", repo, path)
     assert "还有：记得验证 TLS 证书" not in handoffs()[0]["next"]
+
+
+def test_a_line_holding_two_labelled_items_is_two_items(tmp_path, repo, vault_path):
+    """Tester 15 item 4: "TODO: fix X. Next: update Y." on one line was one item keeping the
+    inner "Next:"; a sentence with no label stays with the item before it."""
+    path = tmp_path / "two-items.jsonl"
+    said = (
+        "TODO: fix tests/test_api.py port assertion. Next: update nginx reverse proxy config. "
+        "It lives in deploy/. 待办：更新文档。"
+    )
+    entries = [
+        {"type": "user", "isSidechain": False, "cwd": str(repo), "sessionId": SESSION,
+         "message": {"role": "user", "content": "Fix the port test."}},
+        {"type": "assistant", "isSidechain": False, "cwd": str(repo), "sessionId": SESSION,
+         "message": {"role": "assistant", "content": [{"type": "text", "text": said}]}},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
+    hook("SessionEnd", repo, path)
+    assert handoffs()[0]["next"] == [
+        "fix tests/test_api.py port assertion.",
+        "update nginx reverse proxy config. It lives in deploy/.",
+        "更新文档。",
+    ]

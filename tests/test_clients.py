@@ -57,7 +57,7 @@ def test_get_names_the_tombstone_and_its_reason(cli, vault):
     rec = cli.json("get", old)["record"]
     assert rec["status"] == "forgotten" and rec["forgotten_by"] == tomb
     assert rec["forget_reason"] == "wrong environment"
-    assert f"forgotten by {tomb[-8:]}: wrong environment" in cli("get", old).stdout
+    assert f"FORGOTTEN by {tomb[-8:]}: wrong environment" in cli("get", old).stdout
 
 
 def test_apply_says_which_operation_failed(cli, vault):

@@ -706,7 +706,7 @@ def test_a_forgotten_newest_keyed_value_is_superseded_by_nothing_and_says_what_f
         assert got["status"] == "forgotten" and got["superseded_by"] is None
     versions = cli.json("history", "--key", "backend.port")["versions"]
     assert [(v["id"], v.get("forgotten_by")) for v in versions] == [(old, None), (new, tomb)]
-    assert f"[forgotten by {tomb[-8:]}: typo]" in cli("history", "--key", "backend.port").stdout
+    assert f"[FORGOTTEN by {tomb[-8:]}: typo]" in cli("history", "--key", "backend.port").stdout
     assert cli.json("get", old)["record"]["status"] == "current"
 
 

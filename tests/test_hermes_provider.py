@@ -770,7 +770,7 @@ def test_a_shared_vault_journals_hermes_replace_as_a_replace_with_its_link(cli, 
     chain = cli.json("--vault", vault, "history", new["id"])
     assert [v["text"] for v in chain["versions"]][-2:] == ["Uses pnpm 8", "Uses pnpm 9 since May"]
     said = cli("--vault", vault, "get", gone["id"]).stdout
-    assert "outside optmem" not in said and "superseded" in said
+    assert "outside optmem" not in said and "SUPERSEDED" in said
     memory.write_text("Staging DB is pg-staging-2 (key AKIAQWERTYUIOPASDFGH)\n§\nUses pnpm 9 since May\n", "utf-8")
     p.on_memory_write("replace", "memory", "Staging DB is pg-staging-2 (key AKIAQWERTYUIOPASDFGH)", {"old_text": "pg-"})
     assert "AKIA" not in (home / "memories" / "LOG.jsonl").read_text("utf-8")

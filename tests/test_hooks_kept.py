@@ -33,6 +33,7 @@ def _transcript(tmp_path: Path, session: str) -> Path:
     lines = [
         USER % json.dumps("Please migrate the database to postgres 16"),
         ASSISTANT % json.dumps("Done: migrated the schema to postgres 16.\nTODO: update the backup cron job."),
+        USER % json.dumps("then hand it to Claude Code"),
         USER % json.dumps("also rotate the api keys"),
     ]
     path.write_text("\n".join(lines) + "\n", "utf-8")
@@ -204,3 +205,56 @@ def test_a_secret_is_never_written_to_the_spool(tmp_path, vault_path):
     spooled = (path.parent / "optmem-handoffs.spool").read_text("utf-8")
     assert "wired the deploy job" in spooled and "ghp_1234567890" not in spooled
     assert any("hold a secret and were not kept" in w for w in got["warnings"]), got["warnings"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "TODO: rotate the api keys.",
+        "Done: migrated the schema. TODO: rotate the api keys after the migration.",
+        "Next: rotate the api keys and update the secrets in the vault.",
+    ],
+)
+def test_the_hooks_own_note_never_gets_an_ordinary_item_refused(tmp_path, vault_path, said):
+    """Tester 15 item 1: the hook's note named the assistant ("Written by the Claude Code
+    SessionEnd hook …"), which the scanner read with "rotate the api keys" as an AI addressed;
+    the handoff was refused whole — no record, no spool, no JSON. The note is optmem's own words:
+    it names no AI, and the handoff is written with the item in it."""
+    repo = _repo(tmp_path)
+    path = tmp_path / "projects" / "-src-shop" / "k1.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [USER % json.dumps("Please migrate the database to postgres 16."), ASSISTANT % json.dumps(said)]
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    got = _hook("SessionEnd", repo, path, "k1")
+    h = _handoff()
+    assert h is not None and got["handoff"] == h["id"], got
+    assert any("rotate the api keys" in item for item in h["next"]), h
+    assert h["note"].startswith("Written by the SessionEnd hook."), h["note"]
+    assert "Claude" not in h["note"] and "held" not in got, got
+
+
+def test_a_note_that_trips_only_with_the_items_is_held_and_the_handoff_written(vault_path):
+    """Tester 15 item 1, the mechanism (the path Hermes' provider shares): a note and an item that
+    pass one by one but trip the scanner read together were refused by the log's gate with no
+    kind, so `write_kept`'s fallback (the note held, the handoff written with the bare note) never
+    ran and the handoff was lost."""
+    from optmem import handoff
+    from optmem.vault import Vault
+
+    assert run_optmem("init").returncode == 0
+    note = "Written by the Claude Code SessionEnd hook (exit). Request: Please update the docs."
+    h, held, told = handoff.write_kept(
+        Vault(vault_path),
+        "shop",
+        done=[],
+        blocked=[],
+        next=["rotate the api keys."],
+        note=note,
+        bare_note="Written by a hook.",
+        source="hermes",
+        session="k2",
+    )
+    assert h is not None and held is not None, told
+    assert _handoff() is not None and _handoff()["next"] == ["rotate the api keys."]  # type: ignore[index]
+    kept = [r for r in log_lines(vault_path) if r["id"] == held]
+    assert kept and "Please update the docs." in kept[0]["text"] and kept[0]["held"] == "instruction_to_agent"

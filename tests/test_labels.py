@@ -15,9 +15,9 @@ def test_an_inference_reads_as_one_on_every_human_surface(cli, vault):
 
     assert "INFERRED" in cli("search", "Alice").stdout  # (as it was)
     got = cli("get", guess).stdout
-    assert got.splitlines()[0] == f"{guess}  [current]  [INFERRED]", got
-    assert "[INFERRED]" in cli("history", guess).stdout
-    assert "[INFERRED]" not in cli("get", said).stdout  # what was said is no inference
+    assert got.splitlines()[0] == f"{guess}  [current; INFERRED]", got
+    assert "[current; INFERRED]" in cli("history", guess).stdout
+    assert "INFERRED" not in cli("get", said).stdout  # what was said is no inference
 
     lines = cli("conflicts").stdout.splitlines()
     assert [line for line in lines if rival[-8:] in line][0].endswith("[INFERRED]"), lines
@@ -151,11 +151,24 @@ def test_search_labels_stand_apart(cli, vault):
     shown = cli("search", "cache ttl").stdout
     assert f"[SUPERSEDED by {user['id'][-8:]}; FROM TOOL]" in shown, shown
     assert tool["id"][-8:] in shown
+    # tester 15 item 7: get and history printed "[superseded by X]  [FROM TOOL]"; one helper now
+    for command in ("get", "history"):
+        got = cli(command, tool["id"]).stdout
+        assert f"{tool['id']}  [SUPERSEDED by {user['id'][-8:]}; FROM TOOL]" in got, (command, got)
+
+
+def test_get_and_history_word_a_conflict_alike(cli, vault):
+    """Tester 15 item 7: get said "in CONFLICT with ZCXG5D9Y", history only "in CONFLICT"."""
+    said = cli.json("append", "Carol lives in Paris", "--key", "carol.city")["id"]
+    rival = cli.json("append", "Carol lives in Rome", "--key", "carol.city", "--basis", "inferred")["id"]
+    first = cli("get", rival).stdout.splitlines()[0]
+    assert f"in CONFLICT with {said[-8:]}" in first, first
+    assert first in cli("history", rival).stdout.splitlines(), cli("history", rival).stdout
 
 
 def test_context_labels_a_state_as_search_and_get_do(cli, vault):
     """Finding 8: a state read [STATE] in search and get, plain in context."""
     rid = cli.json("append", "Bob worked until 3am on the release", "--state")["id"]
-    assert "STATE" in cli("search", "Bob worked").stdout and "[STATE]" in cli("get", rid).stdout
+    assert "STATE" in cli("search", "Bob worked").stdout and "[current; STATE]" in cli("get", rid).stdout
     [line] = [x for x in cli("context").stdout.splitlines() if "Bob worked until 3am" in x]
     assert line.endswith("(state)"), line

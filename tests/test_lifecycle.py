@@ -261,7 +261,7 @@ def test_sweep_cools_the_unused_and_nothing_is_lost(cli, vault, vault_path, monk
     assert next(h for h in found if h["id"] == old)["cold_since"] == "2026-05-01T00:00:00Z"
     got = cli.json("get", old)["record"]
     assert got["status"] == "cold" and got["cold_since"] == "2026-05-01T00:00:00Z"
-    assert "cold since 2026-05-01T00:00:00Z" in cli("get", old).stdout
+    assert "COLD since 2026-05-01T00:00:00Z" in cli("get", old).stdout
     assert cli.json("get", rule)["record"]["status"] == "current"  # redlines never cool
     assert "pg-stage-1" not in cli.json("context")["text"]
     # recalled again: warm again

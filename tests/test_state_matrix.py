@@ -179,7 +179,8 @@ def test_each_state_on_each_surface(built: Built, row: Row) -> None:
         assert bool(got["conflict_with"]) is (row.badge == "CONFLICT")
         assert (got["superseded_by"] is not None) is (row.badge == "SUPERSEDED by")
         text = human(b.cli, vault, "get", rid)
-        assert text.splitlines()[0].startswith(rid) and f"[{row.get}" in text.splitlines()[0]
+        word = row.get if row.get == "current" else row.get.upper()  # (as search's labels say it)
+        assert text.splitlines()[0].startswith(rid) and f"[{word}" in text.splitlines()[0]
     # search, JSON and human
     found = hits(b, row.marker)
     if row.search is None:

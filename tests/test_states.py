@@ -119,10 +119,10 @@ def test_a_removed_hot_entry_reads_removed_on_every_surface(cli, vault, vault_pa
     got = cli.json("get", hit["id"])["record"]
     assert (got["status"], got["superseded_by"], got["removed"]) == ("removed", None, hit["removed"])
     text = cli("get", hit["id"]).stdout
-    assert "[removed 2026-04-02T10:00:00Z from MEMORY.md by optmem remove]" in text
+    assert "[REMOVED 2026-04-02T10:00:00Z from MEMORY.md by optmem remove]" in text
     versions = cli.json("history", hit["id"])["versions"]
     assert [(v["status"], v["superseded_by"]) for v in versions] == [("superseded", hit["id"]), ("removed", None)]
-    assert "[removed 2026-04-02T10:00:00Z from MEMORY.md by optmem remove]" in cli("history", hit["id"]).stdout
+    assert "[REMOVED 2026-04-02T10:00:00Z from MEMORY.md by optmem remove]" in cli("history", hit["id"]).stdout
     assert cli.json("search", "gradle", "--current")["hits"] == []
     assert "gradle" not in cli.json("context")["text"]
     stats = cli.json("stats")["status"]
@@ -149,7 +149,7 @@ def test_an_entry_removed_outside_optmem_says_so(cli, vault, vault_path, monkeyp
     [hit] = cli.json("search", "gradle")["hits"]  # (a read journals the edit first: a removal line)
     assert hit["status"] == "removed" and hit["superseded_by"] is None
     assert hit["removed"] == {"at": "2026-04-02T10:00:00Z", "file": "MEMORY.md", "by": "an edit outside optmem"}
-    assert "[removed 2026-04-02T10:00:00Z from MEMORY.md by an edit outside optmem]" in cli("get", hit["id"]).stdout
+    assert "[REMOVED 2026-04-02T10:00:00Z from MEMORY.md by an edit outside optmem]" in cli("get", hit["id"]).stdout
 
 
 # -- doctor on a hot file git left mid-merge ------------------------------------------------------

@@ -198,6 +198,42 @@ def test_a_vault_inside_a_code_repository_is_refused_before_anything_changes(tmp
     assert sorted(p.name for p in vault.iterdir()) == before  # not even split
 
 
+@pytest.mark.long
+def test_the_suggested_memory_worktree_carries_none_of_the_codes_history(tmp_path):
+    """Tester 15 item 3: the suggested `worktree add DIR -b memory` started from the code's HEAD,
+    so the first sync pushed the code's commits to the memory remote. The suggestion, run as
+    printed (DIR named) on this machine's git, makes a branch with no history."""
+    import re
+    import shlex
+
+    repo = tmp_path / "code"
+    git(tmp_path, "init", "-q", str(repo))
+    (repo / "README").write_text("the code\n", "utf-8")
+    git(repo, "add", "README")
+    git(repo, "commit", "-qm", "code init")
+    om(repo / ".optmem", "append", "a note")
+    res = CLI("--vault", str(repo / ".optmem"), "sync", "--json", env=ENV)
+    message = json.loads(res.stdout)["error"]["message"]
+    suggested = re.search(r"`([^`]*worktree add[^`]*)`", message)
+    assert suggested, message
+    memory = tmp_path / "memory"
+    run = subprocess.run(
+        ["bash", "-c", suggested.group(1).replace("DIR", shlex.quote(str(memory)))],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+    )
+    assert run.returncode == 0, (suggested.group(1), run.stderr)
+    remote = tmp_path / "mem.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(memory, "remote", "add", "mem", str(remote))
+    om(memory, "append", "a note")
+    om(memory, "sync", "--remote", "mem", "--branch", "memory")
+    log = git(tmp_path, "--git-dir", str(remote), "log", "--format=%s", "memory").stdout
+    files = git(tmp_path, "--git-dir", str(remote), "ls-tree", "-r", "--name-only", "memory").stdout
+    assert "code init" not in log and "README" not in files.split(), (log, files)
+
+
 def descendants(pid: int) -> list[int]:
     """The processes `pid` started, and theirs (Linux: /proc/PID/task/*/children)."""
     out: list[int] = []

@@ -367,8 +367,16 @@ def hook_claude_code(budget: int, json_out: bool) -> None:
             resolve_vault() if starting else get_vault(write=True), event, budget=budget
         )
 
-    got = fail_open(handle, note, "hook skipped")  # never break the agent's session
-    if got is not None:
+    said: list[str] = []
+
+    def told(msg: str) -> None:
+        said.append(msg.removeprefix("optmem: hook skipped: "))
+        note(msg)
+
+    got = fail_open(handle, told, "hook skipped")  # never break the agent's session
+    if got is None and json_out:  # (--json always answers JSON, with the reason)
+        emit(json_out, {"handoff": None, "reason": "skipped", "warnings": said}, lambda: None)
+    elif got is not None:
         for w in got.get("warnings") or []:  # (what the context block itself tells the agent)
             note(f"optmem: warning: {w}")
         emit(json_out, got, lambda: got.get("context"))

@@ -23,9 +23,19 @@ def render_record(rec: dict[str, Any]) -> str:
     indented (`fence.line`, `fence.defuse`), so no stored line can pass for one of ours or for
     the fence an agent's context is read in."""
     from optmem.safety.fence import defuse, line
-    from optmem.view import CONFLICT_LABEL, GUESS_LABEL, PENDING_LABEL, STATUS_LABEL, guess_notes, labels
+    from optmem.view import (
+        CONFLICT_LABEL,
+        GUESS_LABEL,
+        PENDING_LABEL,
+        STATUS_LABEL,
+        bracket,
+        guess_notes,
+        labels,
+    )
 
-    status = rec["status"]
+    # the status word as search's labels say it (`SUPERSEDED by …`), with the details only `get`
+    # and `history` give; "current" is no label search prints
+    status = rec["status"] if rec["status"] == "current" else str(rec["status"]).upper()
     if rec.get("forgotten_by"):
         status += f" by {short(rec['forgotten_by'])}" + (
             f": {line(rec['forget_reason'])}" if rec.get("forget_reason") else ""
@@ -58,7 +68,7 @@ def render_record(rec: dict[str, Any]) -> str:
     # conflict are said above, with their details, and the write gate's guesses below
     marks = labels(rec, omit=(STATUS_LABEL, PENDING_LABEL, CONFLICT_LABEL, GUESS_LABEL))
     lines = [
-        f"{rec['id']}  [{status}]" + (f"  [{'; '.join(marks)}]" if marks else ""),
+        f"{rec['id']}  {bracket([status, *marks])}",
         f"  {rec['ts']}  {rec['domain']}"
         + (f"/{rec['project']}" if rec.get("project") else "")
         + f"  kind={rec['kind']}  tier={rec['tier']}"

@@ -59,10 +59,11 @@ def render_hits(result: dict[str, Any]) -> str | None:
         Console().print(hits_table(result))
         return _footer(result) + _cold_hint(result)
     from optmem.terminal import pad
+    from optmem.view import bracket
 
     lines = []
     for age, where, rid, text, badge, ex in rows:  # (the column by width on screen: 前端 takes four)
-        lines.append(f"{age:>8}  {pad(where, 16)} {rid}  {text}" + (f"  [{badge}]" if badge else ""))
+        lines.append(f"{age:>8}  {pad(where, 16)} {rid}  {text}" + (f"  {bracket([badge])}" if badge else ""))
         if ex:
             lines.append(" " * 10 + _explain(ex))
     lines.append(_footer(result) + _cold_hint(result))
@@ -368,7 +369,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
       optmem resolve user.os --keep 7QMZMMFT
     """
     from optmem import facts
-    from optmem.view import CONFLICT_LABEL, STATUS_LABEL, labels
+    from optmem.view import CONFLICT_LABEL, STATUS_LABEL, bracket, labels
 
     found = facts.conflicts(get_vault(), show_unsafe=allow_unsafe)
     split = facts.splits(get_vault(), show_unsafe=allow_unsafe)
@@ -405,7 +406,7 @@ def conflicts(allow_unsafe: bool, json_out: bool) -> None:
             out += [
                 f"  {short(v['id'])}  {v['ts']}  {stored_line(v['text'])}"
                 + (f"  — {v['source']}" if v.get("source") else "")
-                + (f"  [{'; '.join(said)}]" if (said := labels(v, omit=(STATUS_LABEL, CONFLICT_LABEL))) else "")
+                + (f"  {bracket(said)}" if (said := labels(v, omit=(STATUS_LABEL, CONFLICT_LABEL))) else "")
                 for v in c.values
             ]
             out.append(f"  settle it: optmem resolve {c.name} --keep ID  (or --value TEXT)")

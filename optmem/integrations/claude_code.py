@@ -81,7 +81,8 @@ _ERRORISH = re.compile(
 _TAG = re.compile(r"</?tool_use_error>")
 _CD = re.compile(r"^cd \S+ && ")  # `cd repo && pytest` is `pytest`
 _TARGETS = ("file_path", "notebook_path", "path", "url")  # what a non-shell tool acted on
-_PROVENANCE = re.compile(r"^Written by the Claude Code \w+ hook(?: \([^)]*\))?\.\s*")  # of _note
+# of _note (and of the notes written before it named no AI: "Written by the Claude Code … hook")
+_PROVENANCE = re.compile(r"^Written by the (?:Claude Code )?\w+ hook(?: \([^)]*\))?\.\s*")
 _HELD_NOTE = re.compile(r"\s*\(\d+ part\(s\) the security scan flagged are held in quarantine\.\)$")  # HELD_NOTE
 
 
@@ -265,7 +266,7 @@ def _report_parts(text: str) -> list[tuple[bool, str]]:
         # a line that reports work and names what is next ("Done: …. Next: …") is read
         # sentence by sentence; any other line as a whole
         both = _OPEN.search(line) and _DONE.search(line)
-        for part in _SENTENCE.split(line) if both else [line]:
+        for part in _SENTENCE.split(line) if both else _labelled(line):
             if len(part) < 4:
                 continue
             if _OPEN.search(part):
@@ -273,6 +274,18 @@ def _report_parts(text: str) -> list[tuple[bool, str]]:
             elif _DONE.search(part) and not _null_report(part):
                 out.append((True, _short(_DONE_LABEL.sub("", part) or part)))
     return out
+
+
+def _labelled(line: str) -> list[str]:
+    """A line cut where each sentence that starts with an open item's label begins ("TODO: fix
+    X. Next: update Y." → two items, tester 15 #4); a sentence with no label stays with the one
+    before it. A line with one label or none is one part."""
+    sentences = [x for x in _SENTENCE.split(line) if x]
+    starts = [i for i, x in enumerate(sentences) if _LABEL_SAID.match(x)]
+    if len(starts) < 2:
+        return [line]
+    cuts = [0, *(i for i in starts if i), len(sentences)]
+    return [" ".join(sentences[a:b]) for a, b in zip(cuts, cuts[1:], strict=False) if a < b]
 
 
 def _open_item(part: str) -> str:
@@ -331,8 +344,11 @@ _STOPS = tuple(".!?。！？…")  # a sentence's end
 
 
 def _note(name: str, why: str, requests: list[str]) -> str:
-    """The handoff's note: which hook wrote it (matched by _PROVENANCE), then the requests."""
-    said = f"Written by the Claude Code {name} hook" + (f" ({why})" if why else "") + "."
+    """The handoff's note: which hook wrote it (matched by _PROVENANCE), then the requests. It
+    names no AI: optmem's own words, read together with the items, must not give the scanner an
+    AI to read as addressed ("Claude Code … rotate the api keys" trips `instruction_to_agent`);
+    the record's source says the host."""
+    said = f"Written by the {name} hook" + (f" ({why})" if why else "") + "."
     if len(requests) == 1:
         said += f" Request: {requests[0]}"
     elif requests:  # (a request that ends with no stop of its own is kept apart from the next label)

@@ -259,8 +259,9 @@ def _top(vault: Vault) -> Path:
         raise UsageError(
             f"the vault {vault.root} lies inside the repository at {top}; sync commits and pushes only a vault "
             "that is a repository of its own, so it never pushes a code branch — make the vault its own "
-            f"repository, or a worktree on a branch of its own (`git -C {top} worktree add DIR -b memory`, "
-            "then use DIR as the vault)"
+            "repository, or a worktree on a branch of its own with none of the code's history (`git -C "
+            f"{top} worktree add --detach DIR && git -C DIR checkout --orphan memory && git -C DIR rm -rfq .`; "
+            f"on git 2.42 or later `git -C {top} worktree add --orphan -b memory DIR`), then use DIR as the vault"
         )
     return top
 
