@@ -738,14 +738,7 @@ def _removed_ids(git: _Git, *between: str, paths: tuple[str, ...] = (layout.SEGM
         text=False,
         timeout=300,
     )
-    out: set[str] = set()
-    for line in diff.stdout.split(b"\n"):
-        if line.startswith(b"-") and not line.startswith(b"---"):
-            try:
-                out.add(parse_line(line[1:], limit=None).id.upper())
-            except BadLine:
-                continue
-    return out
+    return _removed_in({"": diff.stdout})
 
 
 def _sizes(vault: Vault) -> dict[str, int]:
