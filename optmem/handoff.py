@@ -530,10 +530,13 @@ def write_kept(
     items = {"done": list(done), "blocked": list(blocked), "next": list(next)}
     left = [(what, text, scan.find(text) or "?") for what, text in left_out or []]  # (what, text, rule)
     for section, lines in items.items():
+        kept: list[str] = []
         for line in lines:
             if rule := scan.find(line):
                 left.append((section, line, rule))
-        items[section] = [line for line in lines if not scan.find(line)]
+            else:
+                kept.append(line)
+        items[section] = kept
     notes = note
     if note and (rule := scan.find(note)):
         left.append(("note", note, rule))

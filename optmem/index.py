@@ -1471,7 +1471,7 @@ def prepare(vault: Vault) -> None:
 def catch_up(idx: Index) -> Index:
     """Before or after this process appends (lock held): index the new lines, rebuilding if
     needed — and, a writer, keep the ids of the records the index took in since the last writer in
-    this clone's `held` note (`lost.note_held`; a reader's catch-up leaves them in the index)."""
+    this clone's `held` note (`lost.note_held`; a catch-up without the lock leaves them in the index)."""
     from optmem import lost
 
     try:

@@ -14,12 +14,11 @@ clears the note. Nothing here restores: a hot entry's text is still in the log (
 removed); a record's text is gone from the log, and git or a backup holds it.
 
 What the log held is remembered in `held` too (`note_held`: the id of each record the index
-takes in, bookkeeping lines aside — appended by a command that writes, under the vault lock, so a
-write costs one short append however large the vault; a read that catches the index up leaves
-the ids in the index's meta, `to_hold`, for the next writer: a read writes none of the clone's own
-notes — but a rebuild writes it whole, `left_the_log`): an index deleted with `.cache/` takes
-nothing with it, and records that leave the log meanwhile are still told when the index is built
-again.
+takes in, bookkeeping lines aside — the index keeps them in its meta as it takes them in, in the
+same transaction (`to_hold`), and whatever holds the vault lock — a write, or a read that takes it
+to catch the index up — appends them, so a command costs one short append however large the
+vault; a rebuild writes it whole, `left_the_log`): an index deleted with `.cache/` takes nothing
+with it, and records that leave the log meanwhile are still told when the index is built again.
 
 These files are this clone's own notes (`Vault.own_dir`): in a vault in a git work tree, a folder
 of its git directory, where no pull, merge or checkout writes (a crafted commit that tracks
@@ -43,8 +42,8 @@ from optmem.errors import OptmemError
 from optmem.vault import OWN_FILES, Vault, older_own
 from optmem.view import short_ids
 
-PURGED, NOTE = OWN_FILES  # own notes (`Vault.own`):: a one-way hash of each id this clone purged, one a line; the notes
-HELD = "held"  # an own note:: the ids of the records the log held when the index last read it, one a line
+PURGED, NOTE = OWN_FILES  # own notes (`Vault.own`): a one-way hash of each id this clone purged, one a line; the notes
+HELD = "held"  # an own note: the ids of the records the log held when the index last read it, one a line
 SHOWN = 5  # ids or entries a message names
 
 
@@ -83,10 +82,9 @@ UNHELD = "unheld"  # in the index's meta: ids it took in that `held` does not ke
 
 
 def to_hold(conn: sqlite3.Connection, ids: list[str]) -> None:
-    """The index just took in the records `ids` (`ingest.consume`, any catch-up, a read's too):
-    kept in its meta until a writer notes them in `held` (`note_held`) — a read writes none of
-    this clone's own notes. Run inside the transaction that stores what the index took in
-    (`ingest.consume`'s `hold`): both are kept, or neither."""
+    """The index just took in the records `ids` (`ingest.consume`, any catch-up): kept in its
+    meta until a lock holder notes them in `held` (`note_held`). Run inside the transaction that
+    stores what the index took in (`ingest.consume`'s `hold`): both are kept, or neither."""
     conn.execute(
         "INSERT INTO meta VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = v || excluded.v",
         (UNHELD, "".join(f"{rid}\n" for rid in ids)),
@@ -94,25 +92,24 @@ def to_hold(conn: sqlite3.Connection, ids: list[str]) -> None:
 
 
 def note_held(vault: Vault, conn: sqlite3.Connection) -> None:
-    """A writer, lock held (`index.catch_up`): keep the ids the index took in since the last
-    writer (`to_hold`) in `held`, then clear them from the index — cut short between the two, the
-    next writer appends them again, which reads the same. Only what was read is cleared (ids
+    """Lock held (`index.catch_up`, `index._caught_up`): keep the ids the index took in since the
+    last lock holder noted them (`to_hold`) in `held`, then clear them from the index — cut short
+    between the two, the next lock holder appends them again, which reads the same. Only what was read is cleared (ids
     another process's catch-up adds meanwhile are appended to what is waiting, and stay). All the
     index holds when `held` is not there yet (a vault an older optmem wrote). A vault that cannot
     be written is left as it is: the command goes on (it remembers less)."""
     try:
-        got = conn.execute("SELECT v FROM meta WHERE k = ?", (UNHELD,)).fetchone()
-        got = (str(got[0]),) if got and got[0] is not None else None
+        row = conn.execute("SELECT v FROM meta WHERE k = ?", (UNHELD,)).fetchone()
+        seen = str(row[0]) if row and row[0] is not None else None  # (what waits, as read)
         path = vault.own_path(HELD)
         if not path.is_file():
             ids = _held_in(conn)
-            if not ids and not got:
+            if not ids and seen is None:
                 return  # (an empty vault gets no own notes for it)
             fsio.atomic_write(vault.own(HELD), "".join(f"{rid}\n" for rid in ids), within=vault.own_within)
-        elif got and got[0]:
-            fsio.append_lines(path, [rid.encode("utf-8") for rid in str(got[0]).split()], within=vault.own_within)
-        if got:
-            seen = got[0]
+        elif seen:
+            fsio.append_lines(path, [rid.encode("utf-8") for rid in seen.split()], within=vault.own_within)
+        if seen is not None:
             with conn:  # (`to_hold` only appends: what was read is still the start of what waits)
                 conn.execute(
                     "UPDATE meta SET v = substr(v, ?) WHERE k = ? AND substr(v, 1, ?) = ?",

@@ -223,30 +223,18 @@ class Vault:
 
     def _own_place(self) -> tuple[Path, Path]:
         """(`own_dir`, `own_within`): in a git work tree, a folder of its git directory
-        (`<git dir>/optmem/top` for a vault at the top of the work tree, `…/optmem/in-<place>` for
-        one inside it, `/` written `%2F`); elsewhere `.clone/`. Found on each use (a few `stat`s),
-        never kept: a long-lived server's vault may be put in git (`git init`) while it runs."""
-        import os
-
-        from optmem import gitstate
-
-        top = gitstate.work_tree(self.root)
-        folder = None
-        if top is not None:
-            from optmem.trust import git_dir
-
-            folder = git_dir(top)
-        if top is None or folder is None:
+        (`_git_place`); elsewhere, or where this process cannot write that folder (`own_fallback`),
+        `.clone/`. Found on each use (a few `stat`s), never kept: a long-lived server's vault may
+        be put in git (`git init`) while it runs."""
+        place = self._git_place()
+        if place is None or not _can_write(*place):
             return (self.root / OWN, self.root)
-        place = os.path.relpath(os.path.realpath(self.root), top)
-        name = "top" if place == "." else "in-" + place.replace("%", "%25").replace(os.sep, "%2F")
-        if not _can_write(folder / OWN_IN_GIT / name, folder):
-            return (self.root / OWN, self.root)  # (`own_fallback`: a git directory this process cannot write)
-        return (folder / OWN_IN_GIT / name, folder)
+        return place
 
     def _git_place(self) -> tuple[Path, Path] | None:
         """(folder, git dir) the own notes would have in the git directory — writable or not —
-        or None for a vault outside a git work tree."""
+        or None for a vault outside a git work tree: `<git dir>/optmem/top` for a vault at the top
+        of the work tree, `…/optmem/in-<place>` for one inside it (`/` written `%2F`)."""
         import os
 
         from optmem import gitstate
@@ -335,12 +323,13 @@ class Vault:
     def own(self, name: str) -> Path:
         """A path among the own notes (`own_dir`), its folder made first if missing — `.clone/`
         with a .gitignore of its own (never committed)."""
-        if not self.own_in_git:
-            if fsio.ensure_dir(self.root / OWN, within=self.root) or not (self.root / OWN / ".gitignore").exists():
-                fsio.atomic_write(self.root / OWN / ".gitignore", "*\n", within=self.root)
+        folder, within = self._own_place()
+        if folder == self.root / OWN:
+            if fsio.ensure_dir(folder, within=within) or not (folder / ".gitignore").exists():
+                fsio.atomic_write(folder / ".gitignore", "*\n", within=within)
         else:
-            fsio.ensure_dir(self.own_dir, within=self.own_within)
-        return self.own_dir / name
+            fsio.ensure_dir(folder, within=within)
+        return folder / name
 
     def own_kept(self, name: str) -> list[Path]:
         """Where the own note `name` is read: `own_dir`, and — in a vault in git whose `.clone/`

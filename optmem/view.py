@@ -469,7 +469,10 @@ def key_winner(members: list[Member], window: float = 0.0) -> Winner | Conflict:
     # an inference, or a tool's output, never overrules what was said, however new: the user is
     # asked; nor does an inference overrule a value read from a tool or brought by an import — a
     # guess against evidence is put to the user too, never a quiet supersession
-    grounded = stated if not said(top) and stated else [m for m in pool if not m.inferred] if top.inferred else []
+    if not said(top) and stated:
+        grounded = stated
+    else:
+        grounded = [m for m in pool if not m.inferred] if top.inferred else []
     if grounded and top.kind != MEMORY:  # (a hot entry's journal: the log's order)
         last = newest(_heads(grounded, by_id))  # what was last said: not a value replaced through `after`
         if last.fp is None or last.fp != top.fp:

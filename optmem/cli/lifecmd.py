@@ -55,7 +55,7 @@ def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
     """
     from optmem import lifecycle
     from optmem.errors import UsageError
-    from optmem.view import STATUS_LABEL, labels
+    from optmem.view import STATUS_LABEL, bracket, labels
 
     if show < 0:
         raise UsageError("--show must be 0 or more")
@@ -69,7 +69,7 @@ def sweep(dry_run: bool, if_due: bool, show: int, json_out: bool) -> None:
         lines = [f"{verb} {res.cooled} of {res.checked} record(s)" + (f" ({reasons})" if reasons else "")]
         lines += [
             f"  {short(r['id'])}  heat {r['heat']:.3f}  {r['reason']:<11} {r['text']}"
-            + (f"  [{'; '.join(said)}]" if (said := labels(r, omit=(STATUS_LABEL,))) else "")
+            + (f"  {bracket(said)}" if (said := labels(r, omit=(STATUS_LABEL,))) else "")
             for r in res.records
         ]
         if res.cooled > len(res.records):
@@ -95,7 +95,7 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
       optmem confirm 7QMZMMFT    |    optmem reject 7QMZMMFT --reason "wrong"
     """
     from optmem import lifecycle
-    from optmem.view import PENDING_LABEL, labels
+    from optmem.view import PENDING_LABEL, bracket, labels
 
     waiting = lifecycle.queue(get_vault(), include_cold=include_cold, limit=_queue_limit(limit))
 
@@ -106,7 +106,7 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
             f"{short(w.id)}  {w.age_days:>4}d  said again {w.restated}x"
             + (f"  confidence {w.confidence:g}" if w.confidence is not None else "")
             + f"  {stored_line(w.text)}"
-            + (f"  [{'; '.join(said)}]" if (said := labels(w._asdict(), omit=(PENDING_LABEL,))) else "")
+            + (f"  {bracket(said)}" if (said := labels(w._asdict(), omit=(PENDING_LABEL,))) else "")
             for w in waiting
         )
 

@@ -167,7 +167,11 @@ class _Git:
         return self.run(*args, check=False).returncode == 0
 
     def made_here(self) -> set[str]:
-        """The commits made in this clone, as its reflogs tell (`MADE_HERE`; read once a sync)."""
+        """The commits made in this clone, as its local reflogs (HEAD's and each branch's) tell
+        (`MADE_HERE`; read once a sync): a purge's mark on one of them is no other clone's word. The
+        reflog is git's record, not proof (whoever runs git here can write it); a commit whose entry
+        expired (`gc.reflogExpire`) or was never written (`core.logAllRefUpdates` off) is not known
+        as made here — `from_elsewhere` asks for a fetch besides."""
         if self._made is None:
             self._made, self._fetched = reflogs(self.root)
         return self._made
@@ -226,25 +230,6 @@ def reflogs(root: Path) -> tuple[set[str], set[str]]:
         elif ref.startswith("refs/remotes/") and fetched.fullmatch(said):
             brought.add(sha)
     return mine, brought
-
-
-def made_here(root: Path) -> set[str]:
-    """The commits this clone made, as its local reflogs (HEAD's and each branch's) tell: each
-    commit an entry of theirs recorded as made (`MADE_HERE`). A purge's mark on one of them is no
-    other clone's word: a removal an agent committed here with an `Optmem-Purged` trailer is not
-    another clone's purge. The reflog is git's record, not proof (whoever runs git here can write
-    it); a commit made here whose entry expired (`gc.reflogExpire`, 90 days) or was never written
-    (`core.logAllRefUpdates` off) is not known as made here."""
-    import re
-
-    made = re.compile(MADE_HERE, re.S)
-    res = gitstate.run(root, "log", "-g", "--all", "--format=%H%x00%gD%x00%gs%x00", timeout=300)
-    parts = res.stdout.split("\0") if res.returncode == 0 else []
-    return {
-        sha.strip()
-        for sha, ref, said in zip(parts[0::3], parts[1::3], parts[2::3], strict=False)
-        if ref.startswith(("HEAD@", "refs/heads/")) and made.fullmatch(said)
-    }
 
 
 def _top(vault: Vault) -> Path:

@@ -99,17 +99,11 @@ def questions(folded: str) -> str:
     """The sentences of a folded text that ask (end in a question mark, or a Chinese 吗), joined —
     what a turn asks, without what it states ("I got a dog. What did you name yours?" asks about
     a name)."""
-    global _QUESTION_RE
-    if not may_ask(folded):
-        return ""
-    if _QUESTION_RE is None:
-        _QUESTION_RE = re.compile(_QUESTION_ASCII)
-    if folded.isascii() and "\x01" not in folded:
-        return " ".join(_QUESTION_RE.findall(folded))
-    return " ".join(folded[m.start() : m.end()] for m in _QUESTION_RE.finditer(folded.translate(_AS_ASCII)))
+    return " ".join(folded[a:b] for a, b in _spans(folded)) if may_ask(folded) else ""
 
 
 def _spans(folded: str) -> list[tuple[int, int]]:
+    """Where the question sentences of a folded text stand (read on its ASCII image: the same length)."""
     global _QUESTION_RE
     if _QUESTION_RE is None:
         _QUESTION_RE = re.compile(_QUESTION_ASCII)
