@@ -138,12 +138,9 @@ def test_one_worker_is_this_process_alone(vault_path, tmp_path):
         hub.wait()
 
 
-def test_the_supervisor_in_process_replaces_ends_and_stops_on_a_signal(tmp_path):
-    """`supervise` in this process: its workers (forks of it) write their pids and wait; one is
-    killed and another takes its index (`ended` told first); SIGTERM to this process stops the
-    rest and `supervise` returns 0, every worker waited for."""
-    from optmem.integrations.workers import _stop, supervise
-
+def _workers_that_wait(tmp_path):
+    """A folder each worker writes `<pid>.<index>` into as it starts, and the worker: it writes,
+    then waits for signals until it is ended."""
     where = tmp_path / "started"
     where.mkdir()
 
@@ -151,6 +148,17 @@ def test_the_supervisor_in_process_replaces_ends_and_stops_on_a_signal(tmp_path)
         (where / f"{os.getpid()}.{index}").write_text("", "utf-8")
         while True:
             signal.pause()
+
+    return where, work
+
+
+def test_the_supervisor_in_process_replaces_ends_and_stops_on_a_signal(tmp_path):
+    """`supervise` in this process: its workers (forks of it) write their pids and wait; one is
+    killed and another takes its index (`ended` told first); SIGTERM to this process stops the
+    rest and `supervise` returns 0, every worker waited for."""
+    from optmem.integrations.workers import _stop, supervise
+
+    where, work = _workers_that_wait(tmp_path)
 
     def started() -> dict[int, int]:
         return {int(p.stem): int(p.suffix[1:]) for p in where.iterdir()}
@@ -194,13 +202,7 @@ def test_the_supervisor_stops_on_a_signal_that_reaches_another_thread(tmp_path):
     ends the workers if `supervise` has not returned after `HANG`, so a regression fails here."""
     from optmem.integrations.workers import _stop, supervise
 
-    where = tmp_path / "started"
-    where.mkdir()
-
-    def work(index: int) -> None:
-        (where / f"{os.getpid()}.{index}").write_text("", "utf-8")
-        while True:
-            signal.pause()
+    where, work = _workers_that_wait(tmp_path)
 
     def started() -> set[int]:
         return {int(p.stem) for p in where.iterdir()}

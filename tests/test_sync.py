@@ -512,16 +512,23 @@ def test_lines_another_clone_typed_into_this_clones_own_folder_are_reported_and_
     assert "came into this clone's own folder" in res.stderr  # the progress says it too
 
 
-@pytest.mark.long
-@pytest.mark.xdist_group("synced")  # (one worker builds the synced clones once)
-def test_a_purged_record_a_sync_brings_back_is_dropped_again_and_reported(synced, tmp_path):
-    """Tester 11 item 1: a purges a record written by b; b writes again to the same file; git's
-    union merge of b's file keeps the purged line — the clone that purged drops it again."""
+def _purged_on_one(synced, tmp_path):
+    """The synced pair, copied: a record `two` wrote (a phone number), synced to `one`, purged
+    there by a person, and `one` synced — (one, two, the record's id)."""
     one, two = copied(synced, tmp_path)
     rid = om(two, "append", "my phone is 138-0000-1111")["id"]
     sync(two), sync(one)
     om(one, "purge", "--origin", "user", rid, "--yes")
     sync(one)
+    return one, two, rid
+
+
+@pytest.mark.long
+@pytest.mark.xdist_group("synced")  # (one worker builds the synced clones once)
+def test_a_purged_record_a_sync_brings_back_is_dropped_again_and_reported(synced, tmp_path):
+    """Tester 11 item 1: a purges a record written by b; b writes again to the same file; git's
+    union merge of b's file keeps the purged line — the clone that purged drops it again."""
+    one, two, rid = _purged_on_one(synced, tmp_path)
     om(two, "append", "b writes again")
     sync(two)
     report = sync(one)
@@ -598,11 +605,7 @@ def test_a_purge_spreads_to_the_clone_that_held_the_record_and_is_told_as_one(sy
     """Review 11 finding 10: a purged record leaves every clone that syncs (git's merge removes its
     line there); that clone is told another clone purged it — not that it was lost and should be
     restored from git or a backup."""
-    one, two = copied(synced, tmp_path)
-    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
-    sync(two), sync(one)
-    om(one, "purge", "--origin", "user", rid, "--yes")
-    sync(one)
+    one, two, rid = _purged_on_one(synced, tmp_path)
     res = CLI("--vault", str(two), "sync", "--json", env=ENV)
     assert res.exit_code == 0, res
     report = json.loads(res.stdout)
@@ -618,11 +621,7 @@ def test_deleting_the_cache_keeps_what_this_clone_purged(synced, tmp_path):
     """Review 11 finding 11: deleting `.cache/` is safe — what cannot be rebuilt (the purged ids'
     hashes, the notes of what went) is kept outside it, in the clone's git directory (review 15),
     never committed."""
-    one, two = copied(synced, tmp_path)
-    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
-    sync(two), sync(one)
-    om(one, "purge", "--origin", "user", rid, "--yes")
-    sync(one)
+    one, two, rid = _purged_on_one(synced, tmp_path)
     shutil.rmtree(one / ".cache")
     om(two, "append", "b writes again")
     sync(two)
@@ -673,11 +672,7 @@ def test_a_purge_marks_the_commit_that_carries_it(synced, tmp_path):
     one-way hash of each purged id (no id as written), one `Optmem-Purged:` trailer line each."""
     from optmem.lost import id_hash
 
-    one, two = copied(synced, tmp_path)
-    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
-    sync(two), sync(one)
-    om(one, "purge", "--origin", "user", rid, "--yes")
-    sync(one)
+    one, two, rid = _purged_on_one(synced, tmp_path)
     body = git(one, "log", "-1", "--format=%B").stdout
     assert f"Optmem-Purged: {id_hash(rid)}" in body and rid not in body, body
 
@@ -801,11 +796,7 @@ def test_a_node_that_quotes_a_purged_record_in_its_body_alone_is_dropped_by_the_
     files (both sides changed it, and this clone's side was kept), or a person's edit naming it —
     stayed, the purged text with it. Every node quoting a purged record goes, by its children or by
     its body, with those above it and the root."""
-    one, two = copied(synced, tmp_path)
-    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
-    sync(two), sync(one)
-    om(one, "purge", "--origin", "user", rid, "--yes")
-    sync(one)
+    one, two, rid = _purged_on_one(synced, tmp_path)
     git(two, "pull", "-q")
     folder = two / "tree" / "default"
     folder.mkdir(parents=True, exist_ok=True)
@@ -827,11 +818,7 @@ def test_a_purged_record_a_hand_pull_brought_back_is_dropped_by_the_next_sync(sy
     """Fix-u finding 3: what a merge brings back of a purge is dropped by the sync that merges —
     but a merge made with `git pull` by hand brought it back past every sync. The next sync looks
     at everything merged since the last one, however it was merged, and drops it then."""
-    one, two = copied(synced, tmp_path)
-    rid = om(two, "append", "my phone is 138-0000-1111")["id"]
-    sync(two), sync(one)
-    om(one, "purge", "--origin", "user", rid, "--yes")
-    sync(one)
+    one, two, rid = _purged_on_one(synced, tmp_path)
     om(two, "append", "b writes again")  # git's union merge of b's file keeps the purged line
     sync(two)
     git(one, "pull", "-q", "--no-rebase")
