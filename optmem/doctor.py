@@ -671,7 +671,8 @@ def _check_index(vault: Vault, report: Report) -> None:
 def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]] | None = None) -> Report:
     """Every check; with `fix`, the safe repairs first, then a fresh check of what remains.
     `drain`: what else `fix` repairs, outside the vault's lock (each write takes it), saying what
-    it did — the git spools (`integrations.git.drain_spools`, a layer above this one)."""
+    it did — the spools of the hooks (`integrations.git.drain_spools`,
+    `integrations.claude_code.drain_spools`, a layer above this one)."""
     vault.require()
     if fix:
         read = Report()
@@ -844,10 +845,11 @@ def _check_lost(vault: Vault, report: Report) -> int:
 
 
 def _check_spools(vault: Vault, report: Report) -> None:
-    """Commits that wait in the spool of a repository hooked to this vault (`spool.known`:
-    those this clone's hooks ran in): the next hook run there drains it, and `--fix` does
-    (`integrations.git.drain_spools`) — said here, with how to record them now; a spool too large to be read, with
-    how to split it."""
+    """What waits in a spool named in the vault's cache (`spool.known`): the commits of a
+    repository hooked to this vault (those this clone's hooks ran in), the handoffs of a Claude
+    Code project the vault could not take when its session ended. The next hook run there stores
+    them first, and `--fix` does (`integrations.git.drain_spools`, `claude_code.drain_spools`) —
+    said here, with how to store them now; a spool too large to be read, with how to split it."""
     from optmem import spool
     from optmem.errors import TooLarge
 
@@ -870,6 +872,17 @@ def _check_spools(vault: Vault, report: Report) -> None:
                     f"{n} commit(s) of {repo} wait in its spool (the vault could not take them when they were "
                     "made); the next hook run there records them first — or now: `optmem doctor --fix`, or "
                     f"`optmem hook git-commit --repo {repo}`",
+                )
+            )
+    for project, path in spool.known(vault.cache_dir / spool.KNOWN, vault.root, kind="claude-code"):
+        if n := spool.pending(path):
+            report.problems.append(
+                Problem(
+                    "agent_spool",
+                    str(path),
+                    f"{n} handoff(s) of Claude Code project {project} wait in this spool (the vault could not "
+                    "take them when the session ended); the project's next Claude Code session stores them "
+                    "first — or now: `optmem doctor --fix`",
                 )
             )
 

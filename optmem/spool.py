@@ -199,11 +199,13 @@ def _keep(path: Path, lines: list[bytes], within: Path | None) -> None:
 KNOWN = "git-spools.jsonl"  # in the vault's cache (this machine's paths): the spools of repositories hooked to it
 
 
-def register(known_file: Path, within: Path, repo: str, path: Path) -> None:
-    """Remember a hooked repository's spool in `known_file` (the vault's cache: this machine's
-    paths), once, so `doctor` can say when commits wait in it (`known`). Best effort: a hook
-    never fails for it."""
-    line = json.dumps({"repo": repo, "spool": str(path)}, ensure_ascii=False)
+def register(known_file: Path, within: Path, repo: str, path: Path, kind: str = "git") -> None:
+    """Remember a spool in `known_file` (the vault's cache: this machine's paths), once, so
+    `doctor` can say when entries wait in it (`known`): a hooked repository's (`kind` git, `repo`
+    its root) or an agent's (`kind` claude-code, `repo` its project). Best effort: a hook never
+    fails for it."""
+    entry = {"repo": repo, "spool": str(path)} | ({} if kind == "git" else {"kind": kind})
+    line = json.dumps(entry, ensure_ascii=False)
     try:
         held = fsio.read_text(known_file, within=within, limit=1 << 20) or ""
         if line not in held.splitlines():
@@ -212,8 +214,8 @@ def register(known_file: Path, within: Path, repo: str, path: Path) -> None:
         pass
 
 
-def known(known_file: Path, within: Path) -> list[tuple[str, Path]]:
-    """The hooked repositories `known_file` names, with their spools (`register`)."""
+def known(known_file: Path, within: Path, kind: str = "git") -> list[tuple[str, Path]]:
+    """The spools of `kind` that `known_file` names, each with its repository or project (`register`)."""
     out: dict[str, tuple[str, Path]] = {}
     try:
         held = fsio.read_text(known_file, within=within, limit=1 << 20) or ""
@@ -222,7 +224,8 @@ def known(known_file: Path, within: Path) -> list[tuple[str, Path]]:
     for raw in held.splitlines():
         try:
             obj = json.loads(raw)
-            out.setdefault(str(obj["spool"]), (str(obj["repo"]), Path(obj["spool"])))
+            if obj.get("kind", "git") == kind:
+                out.setdefault(str(obj["spool"]), (str(obj["repo"]), Path(obj["spool"])))
         except (ValueError, KeyError, TypeError):
             continue
     return list(out.values())

@@ -258,3 +258,33 @@ def test_a_note_that_trips_only_with_the_items_is_held_and_the_handoff_written(v
     assert _handoff() is not None and _handoff()["next"] == ["rotate the api keys."]  # type: ignore[index]
     kept = [r for r in log_lines(vault_path) if r["id"] == held]
     assert kept and "Please update the docs." in kept[0]["text"] and kept[0]["held"] == "instruction_to_agent"
+
+
+def test_doctor_names_a_handoff_waiting_in_the_claude_code_spool_and_fix_stores_it(tmp_path, vault_path):
+    """A spooled handoff waits for the project's next Claude Code event — which may never come (a
+    project left alone). `doctor` names the spool (`agent_spool`) while it holds anything, and
+    `doctor --fix` stores what it holds, as the next event would, and says so."""
+    repo = _repo(tmp_path)
+    assert run_optmem("init").returncode == 0
+    path = tmp_path / "projects" / "-src-shop" / "s6.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [USER % json.dumps("Wire up the deploy job"), ASSISTANT % json.dumps("Done: wired the deploy job.")]
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    held = _hold_lock(vault_path)
+    try:
+        assert _hook("SessionEnd", repo, path, "s6", "--set", "lock.timeout=0.2")["reason"] == "spooled"
+    finally:
+        held.close()
+    where = path.parent / "optmem-handoffs.spool"
+    res = run_optmem("doctor", "--json")
+    [problem] = [p for p in json.loads(res.stdout)["problems"] if p["code"] == "agent_spool"]
+    assert res.returncode == 1 and problem["file"] == str(where)
+    said = problem["message"]
+    assert "1 handoff(s) of Claude Code project shop wait" in said and "doctor --fix" in said
+    assert _handoff() is None
+    fixed = json.loads(run_optmem("doctor", "--fix", "--json").stdout)
+    assert any("the handoff of session s6 that waited in" in f for f in fixed["fixed"]), fixed["fixed"]
+    assert not [p for p in fixed["problems"] if p["code"] == "agent_spool"]
+    h = _handoff()
+    assert h is not None and h["done"] == ["wired the deploy job."]
+    assert not where.exists() or not where.read_text("utf-8")

@@ -18,7 +18,7 @@ def _finish(json_out: bool, ok: bool, payload: dict[str, Any], human: str) -> No
     flag(
         "fix",
         help="Make the safe repairs (end a torn line, quarantine unparseable lines, stamp "
-        "lines without ts, rebuild the index, record the commits a git spool holds).",
+        "lines without ts, rebuild the index, store what a hook's spool holds: commits, handoffs).",
     ),
 )
 def doctor(fix: bool, json_out: bool) -> None:
@@ -29,9 +29,9 @@ def doctor(fix: bool, json_out: bool) -> None:
       optmem doctor --fix
     """
     from optmem import doctor as core
-    from optmem.integrations.git import drain_spools
+    from optmem.integrations import claude_code, git
 
-    report = core.check(get_vault(), fix=fix, drain=drain_spools)
+    report = core.check(get_vault(), fix=fix, drain=lambda v: git.drain_spools(v) + claude_code.drain_spools(v))
     lines = [f"fixed: {f}" for f in report.fixed]
     for p in report.problems:
         where = p.file + (f":{p.line}" if p.line else "") + (f" ({p.id[-8:]})" if p.id else "")

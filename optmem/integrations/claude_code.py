@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import fsio
-from optmem.errors import UsageError
+from optmem.errors import OptmemError, UsageError
 from optmem.integrations.git import project_name, repo_project, repo_root
 from optmem.vault import Vault
 
@@ -449,6 +449,11 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
     if secrets:
         warnings = warnings + [f"{secrets} line(s) of the handoff hold a secret and were not kept (not spooled)"]
     spool.put(where, entry, within=where.parent)  # (stamped with when it was said)
+    if vault.exists():  # (named in the vault's cache, so `doctor` can say it waits: best effort)
+        try:
+            spool.register(vault.cache(spool.KNOWN), vault.root, project, where, kind=KIND)
+        except (OptmemError, OSError):
+            pass
     return {
         "event": name,
         "project": project,
@@ -478,11 +483,17 @@ def _without_secrets(entry: dict[str, Any]) -> int:
 def drain(vault: Vault, event: dict[str, Any]) -> tuple[bool, list[str]]:
     """Store the handoffs waiting in the event's spool, in order (`optmem.spool`): (whether it is
     empty now, what to tell)."""
+    where = spool_of(event)
+    return (True, []) if where is None else drain_at(vault, where)
+
+
+def drain_at(vault: Vault, where: Path) -> tuple[bool, list[str]]:
+    """Store the handoffs waiting in the spool at `where`, in order: (whether it is empty now,
+    what to tell)."""
     from optmem import spool
 
-    where = spool_of(event)
     told: list[str] = []
-    if where is None or not (where.exists() or spool.pending(where)):
+    if not (where.exists() or spool.pending(where)):
         return True, told
 
     def dropped(entry: dict[str, Any], err: BaseException) -> None:
@@ -499,6 +510,30 @@ def drain(vault: Vault, event: dict[str, Any]) -> tuple[bool, list[str]]:
             told.append(f"the handoff of session {session} that waited in {where} is stored: {res['handoff']}")
 
     return spool.drain(where, store, within=where.parent, dropped=dropped), told
+
+
+KIND = "claude-code"  # the spools this hook registers in the vault's cache (`spool.register`)
+
+
+def drain_spools(vault: Vault) -> list[str]:
+    """Store the handoffs each registered Claude Code spool holds (`doctor`'s `agent_spool`), in
+    order, as the next hook event of its project would (`doctor --fix`); what still waits is said."""
+    from optmem import spool
+
+    said: list[str] = []
+    for project, where in spool.known(vault.cache_dir / spool.KNOWN, vault.root, kind=KIND):
+        if not spool.pending(where):
+            continue
+        try:
+            drained, told = drain_at(vault, where)
+        except Exception as err:  # noqa: BLE001 - what the vault cannot take now waits, said
+            if not spool.transient(err):
+                raise
+            drained, told = False, [getattr(err, "message", None) or str(err)]
+        said += told
+        if not drained:
+            said.append(f"{spool.pending(where)} handoff(s) of Claude Code project {project} still wait in {where}")
+    return said
 
 
 def waiting(event: dict[str, Any]) -> bool:
