@@ -393,28 +393,33 @@ def markdown_items(text: str) -> list[tuple[int, str, str]]:
 def _claude_md(found: Found, path: Path, project: str | None, limit: int) -> None:
     """A CLAUDE.md: each section (the text under a heading, the heading kept in front) one record
     keyed `claude-code:<file>§<heading>` in the file's project (`_slug`: the heading's words in any
-    script); the text before the first heading keyed `claude-code:<file>§`. Sections under the same
-    heading are one record, their texts in the file's order: a key never says where a section sits,
-    so one inserted above another changes no other section's key."""
+    script); the text before the first heading keyed `claude-code:<file>§`. A section's text opens
+    with its heading. Sections under the same heading are one record, their texts in the file's
+    order, each opening with the headings it sits under (`Backend › Testing: …`, `Frontend ›
+    Testing: …`), so they read apart: a key never says where a section sits, so one inserted above
+    another changes no other section's key."""
     label = ".claude/CLAUDE.md" if path.parent.name == ".claude" and project is not None else path.name
-    sections: list[tuple[str, int, str]] = []  # (heading, its line, text)
+    sections: list[tuple[str, str, int, str]] = []  # (heading, its path, its line, text)
     heading, start, body = "", 1, list[str]()
+    above: list[tuple[int, str]] = []  # the headings it sits under: (level, heading)
     fence = False
     for n, line in enumerate(read(path).split("\n"), 1):
         fence ^= line.lstrip().startswith("```")
-        m = None if fence else re.match(r"^\s*#{1,6}\s+(.*?)\s*#*\s*$", line)
+        m = None if fence else re.match(r"^\s*(#{1,6})\s+(.*?)\s*#*\s*$", line)
         if m:
-            sections.append((heading, start, "\n".join(body).strip()))
-            heading, start, body = m.group(1), n, []
+            sections.append((heading, " › ".join(h for _, h in above), start, "\n".join(body).strip()))
+            above = [(level, h) for level, h in above if level < len(m.group(1))] + [(len(m.group(1)), m.group(2))]
+            heading, start, body = m.group(2), n, []
         else:
             body.append(line)
-    sections.append((heading, start, "\n".join(body).strip()))
-    sections = [(h, n, text) for h, n, text in sections if text]
+    sections.append((heading, " › ".join(h for _, h in above), start, "\n".join(body).strip()))
+    sections = [section for section in sections if section[3]]
+    repeated = {h for h, n in Counter(h for h, _, _, _ in sections).items() if n > 1}
     merged: dict[str, tuple[str, int, list[str]]] = {}  # key → (heading, line, texts)
-    for h, n, text in sections:
+    for h, where, n, text in sections:
         said = merged.setdefault(f"claude-code:{label}§{_slug(h) if h else ''}", (h, n, []))
-        said[2].append(f"{h}: {text}" if h else text)
-    headings = tuple(dict.fromkeys(h for h, _, _ in sections if h))
+        said[2].append((f"{where if h in repeated else h}: {text}") if h else text)
+    headings = tuple(dict.fromkeys(h for h, _, _, _ in sections if h))
     # what an older optmem keyed this file's sections by: `<file>#<ASCII slug>`, `-N` after a repeat
     like = _like(f"claude-code:{label}#")
     pattern = re.escape(f"claude-code:{label}#") + r"[a-z0-9-]+"

@@ -98,3 +98,17 @@ def test_an_older_optmems_positional_keys_are_re_keyed_by_heading_never_by_place
     assert _current(cli, "staging") == ["部署: 用 docker compose 部署到 staging。"]
     assert _current(cli, "ruff") == ["代码风格: 用 ruff 格式化代码。"]
     assert _current(cli, "Fridays") == ["Deploy: by hand on Fridays."]  # (not the tool's: never touched)
+
+
+def test_sections_of_one_name_under_other_parents_read_apart_in_their_one_record(cli, tmp_path):
+    """Tester 15 #8: `# 前端 / ## 测试` and `# 后端 / ## 测试` were one record that read "测试: …
+    测试: …", their parents dropped. They stay one record (a key never says where a section sits),
+    each part opening with the headings it sits under; a heading used once reads as before."""
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    text = "# 前端\n\n## 测试\n前端测试用 vitest。\n\n# 后端\n\n## 测试\n后端测试用 pytest。\n\n## 部署\n用 docker。\n"
+    _write(shop / "CLAUDE.md", text, 1)
+    cli.json("import", "--from", "claude-code", str(shop), "--origin", "user")
+    [tests] = _current(cli, "vitest")
+    assert tests == "前端 › 测试: 前端测试用 vitest。\n\n后端 › 测试: 后端测试用 pytest。"
+    assert _current(cli, "docker") == ["部署: 用 docker。"]
