@@ -905,10 +905,6 @@ class Index:
         """How many records hold each term (0 when none): read from `df`, by the term."""
         return dict.fromkeys(terms, 0) | self.term_counts(terms)
 
-    def held_by_few(self, terms: list[str], most: int) -> dict[str, int]:
-        """The terms that at least one and at most `most` records hold, with how many."""
-        return {t: n for t, n in self.term_counts(terms).items() if n <= most}
-
     def term_counts(self, terms: list[str]) -> dict[str, int]:
         """How many records hold each term that some record holds (`df`: read by the term, in
         one statement — a query's terms are few; however many records hold a word)."""

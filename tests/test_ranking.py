@@ -1366,9 +1366,9 @@ def test_no_word_of_a_note_is_counted_whole_when_it_holds_no_rare_word(vault, mo
     assert counted == [["swim"]], counted  # the query's own term, nothing of the notes'
 
 
-def test_the_few_holders_of_a_word_are_counted_as_the_index_counts_them(vault):
-    # `Index.held_by_few`: the words at least one and at most `most` records hold, with the count
-    # `doc_freq` gives — whatever the word (a CJK pair, a quote, an underscore, one no record holds)
+def test_the_holders_of_a_word_are_counted_in_one_look_up_whatever_the_word(vault):
+    # `Index.term_counts`: how many records hold each word some record holds — whatever the word
+    # (a CJK pair, a quote, an underscore, one no record holds), in chunks past SQLite's limit
     from optmem.index import open_index
 
     for text_ in (
@@ -1379,11 +1379,19 @@ def test_the_few_holders_of_a_word_are_counted_as_the_index_counts_them(vault):
         'alpha "quoted"',
     ):
         put(vault, text_)
-    terms = ["alpha", "beta", "gamma", "端口", "配置", "quoted", "snake_case", "nowhere", '"', "_", "端"]
+    odd = ["nowhere", '"', "_", "%", "'"]
     with open_index(vault) as idx:
-        df = idx.doc_freq(terms)
-        for most in range(0, 6):
-            assert idx.held_by_few(terms, most) == {t: n for t, n in df.items() if 0 < n <= most}, most
+        many = [f"w{i}" for i in range(1200)]  # (more than one statement takes)
+        counts = idx.term_counts(["alpha", "beta", "gamma", "端口", "配置", "端", *odd, *many])
+        assert {t: counts[t] for t in ("alpha", "beta", "gamma", "端口", "配置", "端")} == {
+            "alpha": 4,
+            "beta": 2,
+            "gamma": 1,
+            "端口": 2,
+            "配置": 1,
+            "端": 2,  # (a CJK character alone is a term too)
+        }
+        assert not set(odd) & set(counts) and idx.doc_freq(["nowhere"]) == {"nowhere": 0}
 
 
 def test_a_note_that_says_it_changes_something_gives_a_new_value():
