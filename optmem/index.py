@@ -573,6 +573,15 @@ class Index:
             f"r.key >= ? AND r.key < ? AND r.kind = ? ORDER BY {OLDEST_FIRST}", (prefix, prefix + "\U0010ffff", MEMORY)
         )
 
+    def journal_newest(self, file: str) -> Row | None:
+        """The newest record of one hot file's journal (`journal`'s last)."""
+        prefix = f"hot:{file}:"
+        rows = self.rows(
+            f"r.key >= ? AND r.key < ? AND r.kind = ? ORDER BY {NEWEST_FIRST} LIMIT 1",
+            (prefix, prefix + "\U0010ffff", MEMORY),
+        )
+        return rows[0] if rows else None
+
     def superseded_by_id(self, rid: str) -> list[Row]:
         """Records that `rid` supersedes (by correction or by key)."""
         return self.rows("r.sup = ? OR r.ksup = ?", (rid, rid))

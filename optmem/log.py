@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 from collections.abc import Callable, Collection
-from datetime import datetime
+from datetime import UTC, datetime
 
 from optmem import clock, compare, fsio, record, view
 from optmem import text as textmod
@@ -813,6 +813,21 @@ def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
                 )
 
 
+def _after_journal(vault: Vault, file: str, moment: datetime) -> datetime:
+    """When to stamp a hot file's journal records: now, or just after the file's newest journal
+    record if the clock stands behind it (stepped back). The journal is read in time order
+    (`Index.journal`), so an edit stamped before the one it follows would read as undone — the
+    file as edited outside optmem (review 17 #5). Lock held."""
+    with open_index(vault) as idx:
+        row = idx.journal_newest(file)
+    if row is None:
+        return moment
+    newest = max(t for t in (row.ts, record.id_epoch(row.id), float("-inf")) if t is not None)
+    if moment.timestamp() >= newest:
+        return moment
+    return datetime.fromtimestamp(newest + 0.001, UTC)
+
+
 def journal_hot(
     vault: Vault,
     file: str,
@@ -843,7 +858,7 @@ def journal_hot(
     removed there).
     `origin`: who made the edit (`record.origin`); an edit found in the file (`drift`) has none.
     """
-    moment = clock.now()
+    moment = _after_journal(vault, file, clock.now())
     ts = clock.format_ts(moment)
     domain = default_domain(vault, domain)
     records: list[Record] = []

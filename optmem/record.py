@@ -76,6 +76,19 @@ def _b32(value: int, length: int) -> str:
 _last_id = [-1, 0]  # (milliseconds, random part) of the last id this process made
 
 
+def id_epoch(rid: str) -> float | None:
+    """When an optmem id was made (its first 10 characters: milliseconds), None for another id."""
+    if len(rid) != 26:
+        return None
+    ms = 0
+    for ch in rid[:10].upper():
+        digit = _CROCKFORD.find(ch)
+        if digit < 0:
+            return None
+        ms = ms * 32 + digit
+    return ms / 1000
+
+
 def new_id(epoch: float) -> str:
     """26 chars: 48-bit milliseconds then 80 random bits, so ids sort by time and never collide.
 

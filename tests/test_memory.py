@@ -404,3 +404,28 @@ def test_an_apply_batch_of_one_names_its_operation_and_a_command_of_one_does_not
     assert err["message"].startswith("operation 1 (remove):") and err["operation"] == 1, err
     err = cli.json("add", "", code=2)["error"]
     assert err["message"].startswith("TEXT is empty") and "operation" not in err, err
+
+
+def test_an_edit_made_while_the_clock_stands_behind_the_last_one_is_no_outside_edit(cli, vault_path, monkeypatch):
+    """Review 17 #5: the journal is read in time order, so a `replace` stamped 2 s before the `add`
+    it follows (a clock stepped back) read as undone — `doctor` said hot_drift, search showed the
+    old entry "REMOVED by an edit outside optmem", and a drift record was written. A journal record
+    is stamped no earlier than the file's newest."""
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T12:00:05Z")
+    assert cli("add", "editor is vim").exit_code == 0
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T12:00:03Z")
+    assert cli("replace", "vim", "helix").exit_code == 0
+    assert entries(vault_path) == ["editor is helix"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T12:00:04Z")
+    doctor = cli.json("doctor")
+    assert not [p for p in doctor["problems"] if p["code"] in ("hot_drift", "merge_conflict")], doctor["problems"]
+    hits = cli.json("search", "editor", "--include-forgotten")["hits"]
+    assert not [h for h in hits if "outside" in json.dumps(h)], hits
+    assert not [
+        r
+        for r in map(json.loads, (vault_path / "LOG.jsonl").read_text("utf-8").splitlines())
+        if r.get("source") == "drift"
+    ]
+    # a third edit under the same stepped-back clock still reads in the order it was made
+    assert cli("replace", "helix", "zed").exit_code == 0
+    assert [h["text"] for h in cli.json("search", "editor")["hits"]][:1] == ["editor is zed"]
