@@ -34,6 +34,7 @@ and leave out forgotten ones.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -786,10 +787,12 @@ def compact(
                 )
     with vault.tree_lock():  # not the vault lock: agents keep appending while this runs
         for d in targets:
+            seen = _stamps(vault.tree_dir(d))  # (before the plan reads them: a summariser can take minutes)
             plan = plan_domain(vault, d, summarizer=summarizer, progress=progress)
             warnings += plan.warnings
             if not dry_run:
-                _write(vault, d, [*plan.refreshed, *plan.created], plan.root if plan.root_changed else None)
+                nodes = [*plan.refreshed, *plan.created]
+                warnings += _write(vault, d, nodes, plan.root if plan.root_changed else None, seen)
             report.append(
                 {
                     "domain": d,
@@ -804,13 +807,41 @@ def compact(
     return Compacted(report, dry_run, warnings)
 
 
-def _write(vault: Vault, domain: str, nodes: Iterable[Node], root: Node | None) -> None:
+def _stamps(folder: Path) -> dict[str, tuple[int, int, int]]:
+    """What each node file of a domain is now (inode, size, modification time), to tell a file
+    changed by someone else while a plan was made from it."""
+    out: dict[str, tuple[int, int, int]] = {}
+    try:
+        with os.scandir(folder) as found:
+            for entry in found:
+                if entry.name.endswith(".md"):
+                    st = entry.stat(follow_symlinks=False)
+                    out[entry.name] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        pass
+    return out
+
+
+def _write(
+    vault: Vault, domain: str, nodes: Iterable[Node], root: Node | None, seen: dict[str, tuple[int, int, int]]
+) -> list[str]:
+    """Write the nodes and the root the plan made — each only if its file is still as the plan
+    found it (`seen`, `_stamps`): a file someone edited or made meanwhile (review 17 #2: a person's
+    note in root.md while a summariser ran) is left as they saved it, and said."""
     folder = vault.tree_dir(domain)
     fsio.clean_temporaries(folder)
-    for node in nodes:
-        fsio.atomic_write(folder / node.path_name, render(node), within=vault.root)
-    if root is not None:
-        fsio.atomic_write(folder / "root.md", render(root), within=vault.root)
+    now = _stamps(folder)
+    kept: list[str] = []
+    for name, text in [(n.path_name, render(n)) for n in nodes] + ([("root.md", render(root))] if root else []):
+        if now.get(name) != seen.get(name):
+            kept.append(name)
+            continue
+        fsio.atomic_write(folder / name, text, within=vault.root)
+    return [
+        f"tree/{domain}/{name} changed while this ran: it was left as it is now, not rewritten from what was "
+        "read before the change — run `optmem compact` again to bring it up to date"
+        for name in kept
+    ]
 
 
 def forget(vault: Vault, domain: str, ids: list[str]) -> list[str]:
@@ -828,6 +859,7 @@ def forget(vault: Vault, domain: str, ids: list[str]) -> list[str]:
         if not folder.is_dir():
             return []
         with vault.tree_lock():  # as compaction; never inside the vault lock (purge takes tree, then vault)
+            seen = _stamps(folder)
             loaded = _load(folder)
             nodes, root, problems = loaded.nodes, loaded.root, loaded.problems
             hit = [n for n in nodes.values() if n.level == 1 and set(ids) & set(n.children)]
@@ -840,8 +872,7 @@ def forget(vault: Vault, domain: str, ids: list[str]) -> list[str]:
                 new_root = work.again(root, nodes) if root is not None else None
             if root is None or new_root is None or render(new_root) == render(root):
                 new_root = None  # the root says what it said
-            _write(vault, domain, changed.values(), new_root)
-            return plan.warnings
+            return plan.warnings + _write(vault, domain, changed.values(), new_root, seen)
     except OptmemError as exc:
         return [
             f"the summary tree of {domain} may still quote {', '.join(ids)} ({exc.message}); "

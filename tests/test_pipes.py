@@ -197,6 +197,32 @@ def test_hand_edits_to_bodies_are_kept(vault, cli):
     assert cli.json("tree")["roots"][0]["edited"] is True
 
 
+def test_a_node_edited_while_compact_runs_is_left_as_its_editor_saved_it(vault, cli, tmp_path):
+    """Review 17 #2: compact plans from the node files as it read them (a summariser can take
+    minutes) and wrote over them after — a person's note saved to root.md meanwhile was lost
+    unsaid. A file changed since the plan read it is left as it is now, and said. The summariser
+    here is the other writer: it saves a note to root.md while it runs."""
+    folder = compacted_hermes(vault, cli)
+    root = folder / "root.md"
+    script = tmp_path / "edit_root.py"
+    script.write_text(
+        "import sys\n"
+        "sys.stdin.read()\n"
+        f"with open({str(root)!r}, 'a', encoding='utf-8') as fh:\n"
+        "    fh.write('\\nPERSON NOTE\\n')\n"
+        "print('a summary')\n",
+        "utf-8",
+    )
+    fill(vault, 4, start=8)
+    res = cli("compact", "--summarizer", f"{sys.executable} {script}")
+    assert res.exit_code == 0 and "tree/hermes/root.md changed while this ran" in res.stderr, res.stderr
+    assert "PERSON NOTE" in root.read_text("utf-8")
+    assert (folder / "L1-0003.md").exists()  # the new node is written all the same
+    again = cli.json("compact")  # the next compact brings the root up to date, the note kept
+    assert "PERSON NOTE" in root.read_text("utf-8") and "L1-0003" in tree.parse(root.read_text("utf-8")).children
+    assert not [w for w in again["warnings"] if "changed while this ran" in w]
+
+
 @pytest.mark.long
 def test_dry_run_writes_nothing(vault, cli):
     fill(vault, 130)
