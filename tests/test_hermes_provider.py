@@ -826,3 +826,23 @@ def test_a_replace_or_remove_named_without_old_text_is_still_the_edit_hermes_mad
     lines = [json.loads(x) for x in (home / "memories" / "LOG.jsonl").read_text("utf-8").splitlines()]
     removed = [x for x in lines if x.get("op") == "remove" and x["text"] == "Staging DB is pg-staging-2"]
     assert [x["source"] for x in removed] == ["hermes"]
+
+
+def test_the_other_half_of_a_key_pair_beside_a_redacted_secret_goes_too():
+    """Measuring the redaction on the handoff path (tester 16 #8) found the secret half of a pair
+    left in clear once the half the scanner knows was out (an AWS secret key after its access key
+    id): on a line that held a secret, a key-like string beside it reads as a placeholder too;
+    words, dotted names, UUIDs and hex hashes stay."""
+    said, rules = redact_secrets(
+        "staging keys: AKIAQ3EGRTW5ZL7XUJ2M and hV9tWq2LmXz8rKpYb4NcFdGs7JeUaQo1iTyR6wEv for the uploader"
+    )
+    assert said == "staging keys: [BLOCKED: aws_access_key] and [BLOCKED: aws_access_key] for the uploader"
+    assert rules == ["aws_access_key"]
+    kept = "now, at commit 3f9a2c1d4e5b after stripe.error.AuthenticationError in SettingsPanelController"
+    said, _ = redact_secrets(f"the deploy uses ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A {kept}")
+    assert said == f"the deploy uses [BLOCKED: github_token] {kept}", said
+    # a line with no secret keeps its key-like strings (nothing to read them as the other half of)
+    assert redact_secrets("build id hV9tWq2LmXz8rKpYb4NcFdGs7JeUaQo1iTyR6wEv") == (
+        "build id hV9tWq2LmXz8rKpYb4NcFdGs7JeUaQo1iTyR6wEv",
+        [],
+    )

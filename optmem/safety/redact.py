@@ -106,11 +106,31 @@ def redact_secrets(text: str) -> tuple[str, list[str]]:
         if rule := secret(line):
             cleared = words_out(line)
             lines[i], found = cleared if cleared else (f"[BLOCKED: {rule}]", [rule])
+            lines[i] = _companions(lines[i], found[0])
             rules += found
     said = "\n".join(lines)
     if rule := secret(said):  # (what no line holds alone)
         return f"[BLOCKED: {rule}]", [rule]
     return said, list(dict.fromkeys(rules))
+
+
+# a key-like string: a token's alphabet, lower and upper case mixed, 20 characters or more with a
+# digit among them, or 30 or more without a dot (an AWS secret key, a session token, an API
+# secret) — not a word, a dotted name (stripe.error.AuthenticationError), a UUID or a hash in hex
+_TOKEN = re.compile(r"(?<![\w/+=.-])[\w/+=.-]{20,}(?![\w/+=.-])")
+
+
+def _keylike(token: str) -> bool:
+    mixed = bool(re.search("[a-z]", token)) and bool(re.search("[A-Z]", token))
+    return mixed and (bool(re.search(r"\d", token)) or (len(token) >= 30 and "." not in token))
+
+
+def _companions(line: str, rule: str) -> str:
+    """`line`, in which a secret was just read as its placeholder, with each key-like string beside
+    it read as one too: the secret half of a pair whose other half tripped the rule (an AWS secret
+    key after its access key id, a session token) that the scanner does not flag alone once the
+    half it knows is out — on a line that held a secret, a key-like string is taken for one."""
+    return _TOKEN.sub(lambda m: f"[BLOCKED: {rule}]" if _keylike(m.group()) else m.group(), line)
 
 
 def _armour_out(text: str, secret: Callable[[str], str | None]) -> tuple[str, list[str]]:
