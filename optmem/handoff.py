@@ -501,10 +501,10 @@ HELD_NOTE = " ({} part(s) the security scan flagged are held in quarantine.)"  #
 
 def scrub(lines: list[str]) -> tuple[list[str], list[str], int]:
     """`lines` with each secret in them read as its `[BLOCKED: rule]` placeholder and the rest of
-    the line kept (`safety.redact.secrets_out`, as Hermes keeps a turn): (the lines kept, the rules
+    the line kept (`redact.secrets_out`, as Hermes keeps a turn): (the lines kept, the rules
     of the secrets taken out, how many lines were left out — a secret and too little else). A line
     without a secret is kept as it is; what else the scanner flags in one is for the caller."""
-    from optmem.safety.redact import secrets_out
+    from optmem.redact import secrets_out
 
     kept: list[str] = []
     rules: list[str] = []
@@ -639,7 +639,7 @@ def _hold_left(
     together reads as its placeholder there too (`redact_secrets`)."""
     from optmem.errors import UnsafeContent
     from optmem.quarantine import kind_of
-    from optmem.safety.redact import redact_secrets
+    from optmem.redact import redact_secrets
 
     of = host_handoff(source, session)
     if not left:

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from optmem.integrations import hermes
-from optmem.safety.redact import redact_secrets
+from optmem.redact import redact_secrets
 
 TURN = ("Which port does the backend use now?", "The backend listens on port 9090 since the migration.")
 

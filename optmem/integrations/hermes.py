@@ -26,7 +26,7 @@ A write the vault cannot take now (locked longer than `[lock] timeout`, read-onl
 vault folder that is missing: an unmounted disk) is never dropped: it is logged through Hermes'
 logging and kept in `$HERMES_HOME/optmem-spool.jsonl`, which the next write that succeeds drains
 first, in order. A secret in a turn is never written, not even to the spool: it reads as the
-scanner's `[BLOCKED: rule]`, the rest of the turn is kept (`safety.redact.redact_secrets`), and that is logged.
+scanner's `[BLOCKED: rule]`, the rest of the turn is kept (`redact.redact_secrets`), and that is logged.
 * `on_pre_compress` → the facts worth keeping (redlines, hot memory, what the dropped messages
   touch), for the compression summary;
 * `on_memory_write` → Hermes' own memory tool's add / replace / remove mirrored into the vault's
@@ -503,7 +503,7 @@ class Provider:
                 return
             user_content = f"{user_content.strip()} (the reply to “{question}”)"
         from optmem.quarantine import kind_of
-        from optmem.safety.redact import redact_secrets
+        from optmem.redact import redact_secrets
 
         # each side scanned as written (a pasted transcript's role markers start lines): a secret
         # reads as the scanner's placeholder, the rest kept; a possible injection is held in
