@@ -499,6 +499,37 @@ def _listed(h: Handoff) -> dict[str, Any]:
 HELD_NOTE = " ({} part(s) the security scan flagged are held in quarantine.)"  # what a handoff says of them
 
 
+def scrub(lines: list[str]) -> tuple[list[str], list[str], int]:
+    """`lines` with each secret in them read as its `[BLOCKED: rule]` placeholder and the rest of
+    the line kept (`redact.secrets_out`, as Hermes keeps a turn): (the lines kept, the rules
+    of the secrets taken out, how many lines were left out — a secret and too little else). A line
+    without a secret is kept as it is; what else the scanner flags in one is for the caller."""
+    from optmem.redact import secrets_out
+
+    kept: list[str] = []
+    rules: list[str] = []
+    gone = 0
+    for line in lines:
+        said, found = secrets_out(line)
+        if said is None:
+            gone += 1
+        else:
+            kept.append(said)
+            rules += found
+    return kept, rules, gone
+
+
+def secrets_told(of: str, rules: list[str], gone: int) -> list[str]:
+    """What a handoff's writer tells of the secrets `scrub` took out of `of`."""
+    told = []
+    if rules:
+        shown = ", ".join(f"[BLOCKED: {r}]" for r in dict.fromkeys(rules))
+        told.append(f"{len(rules)} secret(s) in {of} were not kept: each reads as {shown}, the rest of its line kept")
+    if gone:
+        told.append(f"{gone} line(s) of {of} were not kept: a secret and too little else (fewer than two words)")
+    return told
+
+
 def write_kept(
     vault: Vault,
     project: str,
@@ -509,37 +540,49 @@ def write_kept(
     note: str,
     bare_note: str | None = None,
     left_out: list[tuple[str, str]] | None = None,
+    scrubbed: tuple[list[str], int] = ([], 0),
     source: str,
     session: str | None,
     said_at: str | None = None,
     origin: str | None = "agent",
 ) -> tuple[Handoff | None, str | None, list[str]]:
     """A session's handoff as an agent host writes it, unattended: nothing of it is lost to the
-    scanner. A line it flags as a possible injection is left out of the handoff (its file goes
-    into prompts whole, so it cannot be held itself) and kept, with every other line left out, in
-    one record held in quarantine (`optmem quarantine`), as any flagged write is. When the note as a
-    whole trips the scanner (lines that each pass, read together), the handoff is written with
-    `bare_note` instead and the note is held; when the handoff as a whole still trips, all of it is
-    held and no handoff is written (`left_out`: parts the caller left out already, (what, text),
-    held with them). A secret is refused, as everywhere: the warnings say what was
-    left out for it. Errors of the vault's state (locked, read-only) pass to the caller, which
-    spools the write. Returns (the handoff written, or None when none could be; the record that
-    holds what was left out, or None; what to tell)."""
+    scanner. A secret is never stored: it reads as its `[BLOCKED: rule]` placeholder and the rest
+    of its line is kept (`scrub`; a line that holds little else is left out), and the warnings say
+    so — with what the caller scrubbed already (`scrubbed`: the rules and the lines left out; the
+    requests its note quotes). A line the scanner flags as a possible injection is left out of the
+    handoff (its file goes into prompts whole, so it cannot be held itself) and kept, with every
+    other line left out, in one record held in quarantine (`optmem quarantine`), as any flagged
+    write is; the note says how many parts that record holds. When the note as a whole trips the
+    scanner (lines that each pass, read together), the handoff is written with `bare_note` instead
+    and the note is held; when the handoff as a whole still trips, all of it is held and no handoff
+    is written (`left_out`: parts the caller left out already, (what, text), held with them).
+    Errors of the vault's state (locked, read-only) pass to the caller, which spools the write.
+    Returns (the handoff written, or None when none could be; the record that holds what was left
+    out, or None; what to tell)."""
     from optmem.errors import UnsafeContent
 
-    items = {"done": list(done), "blocked": list(blocked), "next": list(next)}
-    left = [(what, text, scan.find(text) or "?") for what, text in left_out or []]  # (what, text, rule)
-    for section, lines in items.items():
-        kept: list[str] = []
-        for line in lines:
+    rules, gone = list(scrubbed[0]), scrubbed[1]
+
+    def cleared(lines: list[str]) -> list[str]:
+        nonlocal rules, gone
+        kept, found, lost = scrub(lines)
+        rules, gone = rules + found, gone + lost
+        return kept
+
+    left: list[tuple[str, str, str]] = []  # (what, text, rule): held in quarantine
+    for what, text in left_out or []:
+        left += [(what, line, scan.find(line) or "?") for line in cleared([text])]
+    items: dict[str, list[str]] = {"done": [], "blocked": [], "next": []}
+    for section, lines in (("done", done), ("blocked", blocked), ("next", next)):
+        for line in cleared(lines):
             if rule := scan.find(line):
                 left.append((section, line, rule))
             else:
-                kept.append(line)
-        items[section] = kept
-    notes = note
-    if note and (rule := scan.find(note)):
-        left.append(("note", note, rule))
+                items[section].append(line)
+    notes = (cleared([note]) or [bare_note or ""])[0] if note else note
+    if notes and notes != (bare_note or "") and (rule := scan.find(notes)):
+        left.append(("note", notes, rule))
         notes = bare_note or ""
     h: Handoff | None = None
     for attempt in range(3):
@@ -572,7 +615,13 @@ def write_kept(
             items = {s: [] for s in items}
             notes = ""
             break
-    return (h, *_hold_left(vault, project, left, source=source, session=session, said_at=said_at, origin=origin))
+    held, told = _hold_left(vault, project, left, source=source, session=session, said_at=said_at, origin=origin)
+    return h, held, secrets_told(host_handoff(source, session), rules, gone) + told
+
+
+def host_handoff(source: str, session: str | None) -> str:
+    """How a host's handoff is named in what is told of it."""
+    return f"the {source} handoff of session {session}" if session else f"a {source} handoff"
 
 
 def _hold_left(
@@ -585,25 +634,21 @@ def _hold_left(
     said_at: str | None,
     origin: str | None,
 ) -> tuple[str | None, list[str]]:
-    """What `write_kept` left out of a handoff, as one record held in quarantine: (its id, what to
-    tell). A part that holds a secret is not kept (storing it is the harm itself) and said; the
-    others are held all the same."""
+    """What `write_kept` left out of a handoff (its secrets read as placeholders already: `scrub`),
+    as one record held in quarantine: (its id, what to tell). A secret the parts make only read
+    together reads as its placeholder there too (`redact_secrets`)."""
     from optmem.errors import UnsafeContent
     from optmem.quarantine import kind_of
+    from optmem.redact import redact_secrets
 
-    of = f"the {source} handoff of session {session}" if session else f"a {source} handoff"
-    secret = [part for part in left if kind_of(part[2]) != "injection"]
-    told = (
-        [f"{len(secret)} part(s) of {of} were not kept: the scanner flags a secret in them; nothing else was lost"]
-        if secret
-        else []
-    )
-    left = [part for part in left if part not in secret]
+    of = host_handoff(source, session)
     if not left:
-        return None, told
+        return None, []
     text = f"Left out of {of} (project {project}) because the security scan flagged it:\n" + "\n".join(
         f"- {what}: {line}" for what, line, _ in left
     )
+    if (rule := scan.find(text)) and kind_of(rule) == "secret":
+        text = redact_secrets(text)[0]
     try:
         res = log.append(
             vault,
@@ -618,11 +663,10 @@ def _hold_left(
             ),
             gate=False,
         )
-    except UnsafeContent as err:  # (a secret the parts make only together: storing it is the harm itself)
-        return None, [*told, f"{len(left)} part(s) of {of} were not kept: {err.message}; nothing else was lost"]
+    except UnsafeContent as err:  # (what even the placeholders leave flagged: storing it is the harm itself)
+        return None, [f"{len(left)} part(s) of {of} were not kept: {err.message}; nothing else was lost"]
     rid = str(res.id)
     return rid, [
-        *told,
         f"{len(left)} part(s) of {of} the security scan flagged ({', '.join(sorted({r for *_, r in left}))}) are "
         f"held in quarantine as record {rid}, out of the handoff: `optmem quarantine` lists them, "
         f"`optmem release {rid[-8:]}` if they are fine",

@@ -964,6 +964,18 @@ def refuse_copies(idx: Index, row: Row) -> None:
     )
 
 
+# why a command that records something about a record has nothing to record of a hot entry, and
+# what to do instead (the advice that follows: "… the entry with `optmem replace …`")
+_HOT_WHY = {
+    "verify": (
+        "a hot entry is not a fact `optmem verify` records checks of: it stands in every prompt as written and "
+        'never reads "unchecked since …" (`optmem show --ids` shows it); if it no longer holds, edit'
+    ),
+    "confirm": "a hot entry is never a guess waiting for review: it is in hot memory as written; if it is wrong, edit",
+    "reject": "a hot entry is never a guess waiting for review: it is in hot memory as written; if it is wrong, edit",
+}
+
+
 def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
     """`correct`, `forget`, `merge`, `confirm` and `reject` act on log records; a hot-memory
     journal record (kind `memory`) only mirrors an entry of a hot file, which is changed through
@@ -984,11 +996,11 @@ def refuse_bookkeeping(idx: Index, row: Row, command: str) -> None:
     file, entry = str(rec.extra.get("file") or "a hot file"), str(rec.extra.get("entry") or "ID")
     target, project = hot_target(file) or ("memory", None)
     where = f" --project {project}" if project else " --target user" if target == "user" else ""
+    why = _HOT_WHY.get(command, f"`optmem {command}` does not change hot memory — edit")
     raise NotApplicable(
-        f"{row.id} is the hot-memory journal of entry [{entry}] in {file}; `optmem {command}` does "
-        f"not change hot memory — edit the entry with `optmem replace --id {entry}{where} NEW`, or "
-        f"drop it with `optmem remove --id {entry}{where}` (the log keeps its history); nothing "
-        "was written",
+        f"{row.id} is the hot-memory journal of entry [{entry}] in {file}; {why} the entry with "
+        f"`optmem replace --id {entry}{where} NEW`, or drop it with `optmem remove --id {entry}{where}` "
+        "(the log keeps its history); nothing was written",
         code="hot_memory_journal",
         id=row.id,
         file=file,

@@ -278,18 +278,24 @@ def extractive(
     domain: str, level: int, start: str, end: str, count: int, items: list[Item], kinds: Counter[str], max_chars: int
 ) -> str:
     """Counts by kind, key terms, then the most representative items (ids kept for drill-down);
-    corrections and redlines always make it in. Deterministic."""
+    corrections and redlines always make it in. The key terms are what the node's current records
+    say: a guess quoted `[pending]` gives none (tester 16 #10j — "maybe", "tea" from a guess read
+    as what the records are about). Deterministic."""
     tf: Counter[str] = Counter()
+    said: Counter[str] = Counter()  # (the terms of the items that are no guess: the key terms')
     per_item = []
     for it in items:
         terms = set(_terms(it.text))
         per_item.append(terms)
         tf.update(terms)
+        if PENDING not in it.badges:
+            said.update(terms)
+    held = [it.text for it in items if PENDING not in it.badges]
     head = [
         header(domain, level, count, start, end),
         "",
         "Kinds: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "Key terms: " + (", ".join(key_terms([it.text for it in items], words=tf)) or "—"),
+        "Key terms: " + (", ".join(key_terms(held, words=said)) or "—"),
         "",
     ]
 

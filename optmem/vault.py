@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from optmem import __version__, fsio, layout, settings
-from optmem.errors import InvalidName, OptmemError, VaultMissing, quote
+from optmem.errors import InvalidName, OptmemError, Unreadable, VaultMissing, quote
 from optmem.names import ASCII_NAME, INVISIBLE, NAME_BYTES, too_long
 from optmem.names import NAME_MAX as NAME_MAX  # (the grammar, as modules import it from here)
 from optmem.names import NAME_RE as NAME_RE
@@ -549,19 +549,20 @@ class Vault:
     def settings_loaded(self) -> bool:
         return self._settings is not None
 
-    def _refuse_a_file(self) -> None:
+    def _refuse_a_file(self, *, making: bool = False) -> None:
         """Refuse a vault path that is a file, or lies under one (--vault names the folder, not
-        its LOG.jsonl)."""
+        its LOG.jsonl); `making`: for `init`, which is to make the vault there."""
         at = self.root
         while not at.exists() and at.parent != at:
             at = at.parent
         if at.exists() and not at.is_dir():
             holder = at.parent
-            where = (
-                f"the folder that holds it ({holder})"
-                if (holder / "LOG.jsonl").is_file()
-                else "a vault folder (`optmem init DIR` makes one)"
-            )
+            if (holder / "LOG.jsonl").is_file():
+                where = f"the folder that holds it ({holder})"
+            elif making:  # (`init`: the vault is to be made there)
+                where = "a folder (or a path not there yet: init makes it), or move the file aside; nothing was made"
+            else:
+                where = "a vault folder (`optmem init DIR` makes one)"
             what = f"{at} is a file" if at == self.root else f"{self.root} lies under a file ({at})"
             raise VaultMissing(
                 f"{what}, not a vault folder; point --vault / OPTMEM_VAULT at {where}", vault=str(self.root)
@@ -870,6 +871,9 @@ def ensure_layout(vault: Vault) -> list[str]:
     `optmem trust`, whatever it holds or lacks."""
     from optmem import trust
 
+    for path in (vault.log_path, vault.root / "optmem.toml", vault.root / "MEMORY.md", vault.root / "USER.md"):
+        if path.is_dir():  # (before anything is made: a write that cannot go on leaves nothing behind)
+            raise Unreadable(f"{fsio.folder_said(path)}; nothing was made or changed", file=str(path))
     created: list[str] = []
     laid_out = initialised(vault)
     if fsio.ensure_dir(vault.root):
@@ -898,6 +902,8 @@ def ensure_layout(vault: Vault) -> list[str]:
 
 
 def init(vault: Vault) -> InitResult:
-    """Create a vault, or add only what is missing to an existing folder (e.g. Hermes memories/)."""
+    """Create a vault, or add only what is missing to an existing folder (e.g. Hermes memories/);
+    a path that is a file (or lies under one) is refused as every command refuses it."""
+    vault._refuse_a_file(making=True)
     with_lock_dir = ensure_layout(vault)
     return InitResult(vault=str(vault.root), created=with_lock_dir)

@@ -72,7 +72,7 @@ def test_hook_without_a_previous_one_is_removed_and_a_broken_vault_never_blocks_
     refused = (
         run_optmem("--vault", str(tmp_path / "x.txt"), "init", env={}) if (tmp_path / "x.txt").write_text("f") else None
     )
-    assert refused.returncode == 3 and "is not a folder" in refused.stderr
+    assert refused.returncode == 3 and "is a file, not a vault folder" in refused.stderr  # (tester 16 #10c)
     assert run_optmem("--vault", str(broken), "hooks", "install", "--repo", str(repo)).returncode == 0
     import shutil
 

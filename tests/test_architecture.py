@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.names",
             "optmem.meta",
             "optmem.safety",
+            "optmem.redact",
             "optmem.fsio",
             "optmem.spool",
             "optmem.layout",

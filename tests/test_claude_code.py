@@ -368,3 +368,43 @@ def test_a_line_holding_two_labelled_items_is_two_items(tmp_path, repo, vault_pa
         "update nginx reverse proxy config. It lives in deploy/.",
         "更新文档。",
     ]
+
+
+def _session(repo: Path, path: Path, said: list[tuple[str, str]]) -> Path:
+    entries = [
+        {
+            "type": role,
+            "isSidechain": False,
+            "cwd": str(repo),
+            "sessionId": SESSION,
+            "message": {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]},
+        }
+        for role, text in said
+    ]
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
+    return path
+
+
+def test_a_last_request_that_says_what_blocks_the_work_is_blocked_not_also_next(tmp_path, repo, vault_path):
+    """Tester 16 item 7: the session's last user line "also we're waiting for the DNS change from
+    ops", unanswered, was under Blocked and under Next. A line is in one part: what blocks the work
+    is Blocked; the rest of such a request (something it asks) is still Next."""
+    said = [
+        ("user", "Move the backend to port 9090 and update compose"),
+        ("assistant", "Done: changed the port to 9090 in compose.yaml. Next: update the nginx config."),
+        ("user", "also we're waiting for the DNS change from ops"),
+    ]
+    hook("SessionEnd", repo, _session(repo, tmp_path / "waiting.jsonl", said))
+    h = handoffs()[0]
+    assert h["blocked"] == ["also we're waiting for the DNS change from ops"]
+    assert h["next"] == ["update the nginx config."]
+    # a request that asks something besides: what it asks is Next, what blocks is Blocked
+    said[-1] = ("user", "Please bump the chart version. We're still waiting for the DNS change from ops.")
+    hook("SessionEnd", repo, _session(repo, tmp_path / "waiting.jsonl", said))
+    h = handoffs()[0]
+    assert h["blocked"] == ["We're still waiting for the DNS change from ops."]
+    assert h["next"] == ["update the nginx config.", "Please bump the chart version."]
+    said[-1] = ("user", "还需要改 nginx。在等运维切 DNS 之后再上线。")
+    hook("SessionEnd", repo, _session(repo, tmp_path / "waiting.jsonl", said))
+    h = handoffs()[0]
+    assert h["blocked"] == ["在等运维切 DNS 之后再上线。"] and h["next"][-1] == "还需要改 nginx。", h

@@ -5,8 +5,11 @@ relative link between the pages resolves; the documented optmem.toml is the sett
 A runnable block is a fence whose info string is `sh runnable` (GitHub highlights it as `sh` and
 shows nothing of the second word). It runs with `bash -euo pipefail` in an empty folder holding a
 copy of `sample_vault/` when the block names it, with HOME, TMPDIR and OPTMEM_VAULT inside
-tmp_path and the `optmem` installed beside this interpreter first on PATH, stdin a terminal —
-what a reader gets who pastes the block into a shell in a clone, with a git identity configured."""
+tmp_path and the `optmem` installed beside this interpreter first on PATH, and stdin from
+/dev/null — what a script or an agent's shell gets, with no terminal to take a command as a
+person's (a step only a person may take says `--origin user`); the README's tour runs again
+block after block in one shell at a terminal, as a reader pastes it (tester 16 #9: a tour step
+passed only at a terminal)."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from conftest import in_terminal
+from conftest import HANG, in_terminal
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -112,7 +115,8 @@ def shown_in(expected: str, printed: str) -> str | None:
     return None
 
 
-def run_block(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def run_block(text: str, tmp_path: Path, *, terminal: bool = False) -> subprocess.CompletedProcess[str]:
+    """`text` run as the module's docstring says: stdin from /dev/null, or a terminal (`terminal`)."""
     home, work, tmp = tmp_path / "home", tmp_path / "work", tmp_path / "tmp"
     for folder in (home, work, tmp):
         folder.mkdir(exist_ok=True)
@@ -128,7 +132,18 @@ def run_block(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         OPTMEM_VAULT=str(tmp_path / "vault"),
         PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
     )
-    return in_terminal(text, env, work, merged=True)  # (the reader's shell: what they type is theirs)
+    if terminal:
+        return in_terminal(text, env, work, merged=True)  # (the reader's shell: what they type is theirs)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", text],
+        stdin=subprocess.DEVNULL,  # (no terminal: a command is an agent's unless it says --origin user)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=str(work),
+        timeout=HANG,
+    )
 
 
 CASES = runnable()
@@ -265,14 +280,15 @@ def tour() -> list[tuple[Block, Block | None]]:
 
 @pytest.mark.long
 def test_the_tour_run_block_after_block_in_one_shell_prints_what_the_readme_shows(tmp_path: Path) -> None:
-    """A reader pastes the tour's blocks one after another into one shell (the first one points
-    OPTMEM_VAULT at a scratch vault for all of them): each block prints what the README shows
-    after it — the counts too — as it does alone on a fresh vault (the test above)."""
+    """A reader pastes the tour's blocks one after another into one shell at a terminal (the first
+    one points OPTMEM_VAULT at a scratch vault for all of them): each block prints what the README
+    shows after it — the counts too — as it does alone on a fresh vault with no terminal (the test
+    above)."""
     steps = tour()
     assert len(steps) >= 6
     marker = "@@ optmem tour block {} @@"
     script = "".join(f"echo '{marker.format(n)}'\n{b.text}" for n, (b, _) in enumerate(steps))
-    res = run_block(script, tmp_path)
+    res = run_block(script, tmp_path, terminal=True)
     assert res.returncode == 0, res.stdout[-4000:]
     printed = res.stdout.split("\n")
     for n, (b, shown) in enumerate(steps):

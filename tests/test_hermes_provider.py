@@ -11,6 +11,7 @@ import re
 import pytest
 
 from optmem.integrations import hermes
+from optmem.redact import redact_secrets
 
 TURN = ("Which port does the backend use now?", "The backend listens on port 9090 since the migration.")
 
@@ -607,22 +608,22 @@ def test_a_secret_over_many_lines_is_redacted_whole_and_the_words_around_it_are_
     import json
 
     pem, body = _pem()
-    said, rules = hermes.redact_secrets(f"here is my key:\n{pem}\nplease deploy")
+    said, rules = redact_secrets(f"here is my key:\n{pem}\nplease deploy")
     assert said == "here is my key:\n[BLOCKED: private_key]\nplease deploy" and rules == ["private_key"]
 
-    said, rules = hermes.redact_secrets("key: " + pem.replace("\n", " ") + " thanks")
+    said, rules = redact_secrets("key: " + pem.replace("\n", " ") + " thanks")
     assert said == "key: [BLOCKED: private_key] thanks" and rules == ["private_key"]
 
     cut = pem.rsplit("\n", 3)[0]  # (no END: a key cut short is the rest of the text)
-    said, _ = hermes.redact_secrets(f"the old key was\n{cut}")
+    said, _ = redact_secrets(f"the old key was\n{cut}")
     assert said == "the old key was\n[BLOCKED: private_key]"
 
     headless = "\n".join(body)  # (the body alone: the scanner knows a key's first bytes)
-    said, rules = hermes.redact_secrets(f"its body:\n{headless}\n-----END RSA PRIVATE KEY-----\nthat is all")
+    said, rules = redact_secrets(f"its body:\n{headless}\n-----END RSA PRIVATE KEY-----\nthat is all")
     assert said == "its body:\n[BLOCKED: private_key]\nthat is all", said
 
     ssh, _ = _pem("OPENSSH PRIVATE KEY", 8)
-    said, _ = hermes.redact_secrets(f"ssh key\n{ssh}")
+    said, _ = redact_secrets(f"ssh key\n{ssh}")
     assert said == "ssh key\n[BLOCKED: private_key]"
 
     pkcs8, _ = _pem("PRIVATE KEY")
@@ -632,7 +633,7 @@ def test_a_secret_over_many_lines_is_redacted_whole_and_the_words_around_it_are_
         "private_key": pkcs8 + "\n",
         "client_email": "deploy@acme-prod.iam.gserviceaccount.com",
     }
-    said, rules = hermes.redact_secrets("the account:\n" + json.dumps(account, indent=2))
+    said, rules = redact_secrets("the account:\n" + json.dumps(account, indent=2))
     assert '"private_key": "[BLOCKED: private_key]\\n",' in said and rules == ["private_key"]
     assert "acme-prod.iam.gserviceaccount.com" in said
     kubeconfig = (
@@ -641,7 +642,7 @@ def test_a_secret_over_many_lines_is_redacted_whole_and_the_words_around_it_are_
         "    token: eyJhbGciOiJSUzI1NiIsImtpZCI6IjEyMyJ9.eyJzdWIiOiJzeXN0ZW06YWRtaW4iLCJpYXQiOjE3MDAwMDAwMDB9"
         ".c2lnbmF0dXJlMTIzNDU2Nzg5MGFiY2RlZmdoaWprbA\n    server: https://10.0.0.1:6443"
     )
-    said, rules = hermes.redact_secrets(kubeconfig)
+    said, rules = redact_secrets(kubeconfig)
     assert said.splitlines()[3:] == [
         "    client-key-data: [BLOCKED: base64_private_key]",
         "    token: [BLOCKED: jwt]",
@@ -651,7 +652,7 @@ def test_a_secret_over_many_lines_is_redacted_whole_and_the_words_around_it_are_
         "DEBUG=false\nDATABASE_URL=postgres://app:Pa55w0rdXyz@db.internal:5432/app\n"
         "STRIPE_SECRET_KEY=sk_live_51HxQ2bK8f7Y3mN9pL4rT6vW\nSESSION_SECRET=8f3k2m9x7q1w5e4r6t8y0u2i\nPORT=8080"
     )
-    said, rules = hermes.redact_secrets(env)
+    said, rules = redact_secrets(env)
     assert said.splitlines() == [
         "DEBUG=false",
         "[BLOCKED: url_credentials]",
@@ -660,7 +661,7 @@ def test_a_secret_over_many_lines_is_redacted_whole_and_the_words_around_it_are_
         "PORT=8080",
     ]
     for text in (pem, kubeconfig, env, json.dumps(account)):
-        said, _ = hermes.redact_secrets(f"paste:\n{text}\nok")
+        said, _ = redact_secrets(f"paste:\n{text}\nok")
         assert not any(line in said for line in body + pkcs8.splitlines()[1:-1] if len(line) > 8)
         assert said.count("[BLOCKED:") == len(re.findall(r"\[BLOCKED: [a-z0-9_]+\]", said))  # (none nested)
 
@@ -682,21 +683,21 @@ def test_what_follows_a_key_cut_short_is_kept_once_its_body_has_visibly_ended():
         ("\n\nplease rotate it today", "\n\nplease rotate it today"),
         ("\nthat was the old one — rotate it", "\nthat was the old one — rotate it"),
     ):
-        said, rules = hermes.redact_secrets(f"my key:\n{cut}{after}")
+        said, rules = redact_secrets(f"my key:\n{cut}{after}")
         assert said == f"my key:\n[BLOCKED: private_key]{kept}", said
         assert rules == ["private_key"]
     headless = "\n".join(body)  # a body without its armour, then a word
-    said, _ = hermes.redact_secrets(f"its body:\n{headless}\nThanks\nbye")
+    said, _ = redact_secrets(f"its body:\n{headless}\nThanks\nbye")
     assert said == "its body:\n[BLOCKED: private_key]\nThanks\nbye", said
     # an encrypted PEM's headers and a PGP block's blank line are the key's, not its end
     enc = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17F5316E2BAC89\n\n"
-    said, _ = hermes.redact_secrets(enc + "\n".join(body) + "\nok, rotate it")
+    said, _ = redact_secrets(enc + "\n".join(body) + "\nok, rotate it")
     assert said == "[BLOCKED: private_key]\nok, rotate it", said
     pgp = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n" + "\n".join(body) + "\n=1CkM\nrotate it"
-    said, _ = hermes.redact_secrets(pgp)
+    said, _ = redact_secrets(pgp)
     assert said == "[BLOCKED: private_key]\nrotate it", said
     for text in (cut, headless, enc + headless, pgp):
-        said, _ = hermes.redact_secrets(text + "\nThanks")
+        said, _ = redact_secrets(text + "\nThanks")
         assert not any(line in said for line in body if len(line) > 8), said  # (no line of the body left)
 
 
@@ -711,7 +712,7 @@ def test_a_private_key_in_base64_is_redacted_as_the_whole_run_it_stands_in():
     pem, _ = _pem("EC PRIVATE KEY", 6)
     for key in (base64.b64encode(raw).decode(), base64_of(pem + "\n")):
         kubeconfig = f"users:\n- name: admin\n  user:\n    client-key-data: {key}\n    username: admin\n"
-        said, rules = hermes.redact_secrets(kubeconfig)
+        said, rules = redact_secrets(kubeconfig)
         assert said.splitlines() == [
             "users:",
             "- name: admin",
@@ -721,7 +722,7 @@ def test_a_private_key_in_base64_is_redacted_as_the_whole_run_it_stands_in():
         ], said
         assert rules == ["base64_private_key"]
         for prose in (f"the key {key} is revoked", json.dumps({"client-key-data": key})):
-            said, _ = hermes.redact_secrets(prose)
+            said, _ = redact_secrets(prose)
             assert not re.search("[A-Za-z0-9+/]{12}", said.replace("client-key-data", "")), said
 
 
@@ -825,3 +826,23 @@ def test_a_replace_or_remove_named_without_old_text_is_still_the_edit_hermes_mad
     lines = [json.loads(x) for x in (home / "memories" / "LOG.jsonl").read_text("utf-8").splitlines()]
     removed = [x for x in lines if x.get("op") == "remove" and x["text"] == "Staging DB is pg-staging-2"]
     assert [x["source"] for x in removed] == ["hermes"]
+
+
+def test_the_other_half_of_a_key_pair_beside_a_redacted_secret_goes_too():
+    """Measuring the redaction on the handoff path (tester 16 #8) found the secret half of a pair
+    left in clear once the half the scanner knows was out (an AWS secret key after its access key
+    id): on a line that held a secret, a key-like string beside it reads as a placeholder too;
+    words, dotted names, UUIDs and hex hashes stay."""
+    said, rules = redact_secrets(
+        "staging keys: AKIAQ3EGRTW5ZL7XUJ2M and hV9tWq2LmXz8rKpYb4NcFdGs7JeUaQo1iTyR6wEv for the uploader"
+    )
+    assert said == "staging keys: [BLOCKED: aws_access_key] and [BLOCKED: aws_access_key] for the uploader"
+    assert rules == ["aws_access_key"]
+    kept = "now, at commit 3f9a2c1d4e5b after stripe.error.AuthenticationError in SettingsPanelController"
+    said, _ = redact_secrets(f"the deploy uses ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A {kept}")
+    assert said == f"the deploy uses [BLOCKED: github_token] {kept}", said
+    # a line with no secret keeps its key-like strings (nothing to read them as the other half of)
+    assert redact_secrets("build id hV9tWq2LmXz8rKpYb4NcFdGs7JeUaQo1iTyR6wEv") == (
+        "build id hV9tWq2LmXz8rKpYb4NcFdGs7JeUaQo1iTyR6wEv",
+        [],
+    )

@@ -65,3 +65,17 @@ def test_a_needs_person_refusal_over_mcp_asks_the_user_not_for_an_argument_mcp_r
         assert f"ask the user to run `optmem {command} …` at their terminal" in message, message
     message = json.loads(_advice().json(fix.stdout, "correct"))["error"]["message"]
     assert "the new text is appended (the `append` tool)" in message, message
+
+
+def test_a_flag_with_the_placeholder_of_its_value_is_one_argument_over_mcp(vault_path):
+    """Tester 16 item 10g: `resolve` with neither keep nor value said, over MCP, "give the argument
+    `keep` ID … or the argument `value` `text`": the placeholder of a flag's value read as an
+    argument of its own. The argument names its value."""
+    cli, v = Cli(), str(vault_path)
+    cli.json("--vault", v, "append", "the api port is 8080", "--key", "api.port")
+    out = cli("--vault", v, "resolve", "api.port", "--json")
+    assert "--value TEXT" in json.loads(out.stdout)["error"]["message"]  # the CLI's words
+    message = json.loads(_advice().json(out.stdout, "resolve"))["error"]["message"]
+    assert "the argument `keep` (one of the values in conflict)" in message, message
+    assert "the argument `value` (a new one)" in message, message
+    assert "`text`" not in message and " ID" not in message and "--" not in message, message

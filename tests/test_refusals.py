@@ -200,6 +200,24 @@ def test_correct_and_forget_of_a_hot_memory_journal_record_point_to_replace_and_
     assert vault.log_path.read_bytes() == before
 
 
+def test_verify_confirm_reject_of_a_hot_memory_journal_record_say_what_they_would_record(cli, vault, vault_path):
+    """Tester 16 item 10h: `verify` of a hot entry's journal id advised replace/remove because
+    "`optmem verify` does not change hot memory" — verify changes nothing anyway. Each says why
+    it has nothing to record of a hot entry, then how to change the entry."""
+    entry = cli.json("add", "the deploy runs on Fridays")["entry"]["id"]
+    [journal] = _journal_ids(vault_path)
+    before = vault.log_path.read_bytes()
+    said = cli.json("verify", journal, code=1)["error"]
+    assert said["code"] == "hot_memory_journal" and "does not change hot memory" not in said["message"]
+    assert "not a fact `optmem verify` records checks of" in said["message"], said
+    assert "unchecked since" in said["message"] and f"optmem replace --id {entry}" in said["message"]
+    for command in ("confirm", "reject"):
+        args = [command, journal] + (["--reason", "wrong"] if command == "reject" else [])
+        said = cli.json(*args, code=1)["error"]
+        assert "never a guess waiting for review" in said["message"] and "does not change" not in said["message"]
+    assert vault.log_path.read_bytes() == before
+
+
 def test_correct_and_forget_of_a_bookkeeping_line_point_to_the_record_it_is_about(cli, vault, vault_path):
     import json as j
 

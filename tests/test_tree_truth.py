@@ -232,6 +232,25 @@ def test_guesses_and_inferences_are_badged_and_a_confirmed_guess_loses_its_badge
     assert "[pending]" not in l1.read_text("utf-8") and "vim 键位" in l1.read_text("utf-8")
 
 
+def test_a_guess_gives_the_key_terms_no_word_until_it_is_confirmed(vault, cli):
+    """Tester 16 item 10j: the tree's "Key terms" held words of a pending record ("maybe", "tea"):
+    a guess read as what the records are about. They come from current records only."""
+    small_tree(vault)
+    fill(vault, ["deploy the frontend to staging", "the backend listens on 9090"])
+    guess = fill(vault, ["maybe the user drinks oolong tea"], confidence=0.2)[0]
+    fill(vault, ["the staging deploy runs nightly"])
+    cli.json("compact")
+    body = cli.json("tree", "hermes/L1-0001")["node"]["body"]
+    assert f"(`{guess}`) [pending]" in body  # quoted, badged
+    terms = key_terms_line(body)
+    assert "staging" in terms and not {"maybe", "oolong", "tea", "drinks"} & set(terms), terms
+    root = cli.json("tree", "hermes/root")["node"]["body"] if (vault.root / "tree/hermes/root.md").exists() else ""
+    assert not {"oolong", "drinks"} & set(key_terms_line(root) if root else []), root
+    cli.json("confirm", guess)
+    cli.json("compact")
+    assert "oolong" in key_terms_line(cli.json("tree", "hermes/L1-0001")["node"]["body"])  # current now
+
+
 def test_a_superseded_or_expired_quoted_record_is_labelled_then_made_again_by_compact(vault, cli):
     small_tree(vault)
     ids = fill(vault, ["后端端口是 8080 backend port", NOTES[0], NOTES[3]])

@@ -96,6 +96,35 @@ def test_write_creates_a_missing_vault_and_read_requires_one(cli, tmp_path):
         assert err["code"] == "vault_missing" and says in err["message"] and "point --vault" in err["message"]
 
 
+def test_init_on_a_file_answers_as_every_command_does(cli, tmp_path):
+    """Tester 16 item 10c: `--vault FILE init` answered `unreadable` ("exists but is not a
+    folder"); every other command answers `vault_missing`, with advice. init does too, and makes
+    nothing."""
+    (tmp_path / "in").mkdir()
+    afile = tmp_path / "in" / "afile"
+    afile.write_text("x", "utf-8")
+    for args in (["--vault", str(afile), "init"], ["init", str(afile)], ["--vault", str(afile / "sub"), "init"]):
+        err = cli.json(*args, "--json", code=3)["error"]
+        assert err["code"] == "vault_missing", err
+        assert "not a vault folder" in err["message"] and "move the file aside" in err["message"], err
+        assert "nothing was made" in err["message"], err
+    assert afile.read_text("utf-8") == "x" and sorted(p.name for p in afile.parent.iterdir()) == ["afile"]
+
+
+@pytest.mark.parametrize("name", ["LOG.jsonl", "MEMORY.md", "optmem.toml"])
+def test_a_write_into_a_vault_whose_file_is_a_folder_makes_and_says_nothing_else(cli, tmp_path, name):
+    """Tester 16 item 10d: `append` into a vault whose LOG.jsonl is a folder said "made … a vault
+    (added .gitattributes, .gitignore and the log)", failed exit 3, and left those files (and
+    `.cache/`) behind. It fails before it makes anything, and says only that."""
+    v = tmp_path / "v"
+    (v / name).mkdir(parents=True)
+    res = cli("--vault", str(v), "append", "the backend listens on 9090")
+    assert res.exit_code == 3, res.output
+    assert f"{v / name} is a folder, expected a file" in res.stderr, res.stderr
+    assert f"made {v}" not in res.stderr and "created" not in res.stderr, res.stderr
+    assert sorted(p.name for p in v.iterdir()) == [name]  # nothing left behind
+
+
 def test_times_are_written_with_four_digit_years():
     from datetime import datetime
 

@@ -174,12 +174,23 @@ def _stated_blockers(prompt: str) -> list[str]:
     return [_short(s) for s in _SENTENCE.split(prompt) if _STATED_BLOCKER.search(s)]
 
 
+def _asked(prompt: str) -> str | None:
+    """What a request left unanswered asks, for Next: the prompt less the sentences that say what
+    blocks the work (`_stated_blockers`: those are Blocked, and a line is in one part only — tester
+    16 #7); None when nothing else is left."""
+    if not _STATED_BLOCKER.search(prompt):
+        return _short(prompt)
+    rest = [s for s in _SENTENCE.split(prompt) if s.strip() and not _STATED_BLOCKER.search(s)]
+    return _short(" ".join(rest)) if len("".join(rest).strip()) >= 4 else None
+
+
 def read_transcript(path: Path, *, keep: int = 3) -> Extract:
     """What a handoff needs from a Claude Code transcript (JSONL); extractive, bad lines skipped.
 
     Requests: the first (it states the goal) and the latest. Open: what the assistant left open,
     and the user's last request when nothing the assistant wrote answers it (the session ended
-    on it: asked, never done). Blocked: a tool failure counts
+    on it: asked, never done) — less its sentences that say what blocks the work, which are
+    Blocked (`_asked`). Blocked: a tool failure counts
     only when no later call of the same command (or the same tool on the same target)
     succeeded, plus what the user said blocks the work ("blocked on …", "waiting for …", 卡在 …).
     """
@@ -229,8 +240,8 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
                     answered = answered or bool(text.strip())
                     _report(text, done, open_items)
     said = [_short(p) for p in prompts]
-    if said and not answered:  # the last request, unanswered: still to do
-        open_items.append(said[-1])
+    if said and not answered and (asked := _asked(prompts[-1])):  # the last request, unanswered: still to do
+        open_items.append(asked)
     requests = said[:1] + _last([p for p in said[1:] if p != said[0]], keep - 1) if keep > 0 else []
     unresolved = [line for place, key, line in failures if fixed.get(key, -1) < place]
     return Extract(
@@ -394,7 +405,7 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
     handoff per session stays in view; the log keeps every line). A vault that cannot take it now
     (locked past the wait, read-only) has it wait in the spool (`spool_of`), stored first by the
     next event that can write; what the scanner flags is held, not refused (`handoff.write_kept`)."""
-    from optmem import spool
+    from optmem import handoff, spool
 
     path = event.get("transcript_path")
     if not path or not Path(path).is_file():
@@ -445,9 +456,9 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
         reason = "earlier handoffs still wait in the spool"
     where = spool_of(event)
     assert where is not None  # (the transcript is there)
-    secrets = _without_secrets(entry)  # (a secret is never written, not even to the spool)
-    if secrets:
-        warnings = warnings + [f"{secrets} line(s) of the handoff hold a secret and were not kept (not spooled)"]
+    # (a secret is never written, not even to the spool)
+    of = handoff.host_handoff("claude-code", entry["session"] if isinstance(entry["session"], str) else None)
+    warnings = warnings + handoff.secrets_told(f"{of} (spooled)", *_without_secrets(entry))
     spool.put(where, entry, within=where.parent)  # (stamped with when it was said)
     if vault.exists():  # (named in the vault's cache, so `doctor` can say it waits: best effort)
         try:
@@ -468,16 +479,17 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
     }
 
 
-def _without_secrets(entry: dict[str, Any]) -> int:
-    """Take the lines the scanner finds a secret in out of a handoff about to be spooled; how many."""
-    from optmem.quarantine import kind_of
+def _without_secrets(entry: dict[str, Any]) -> tuple[list[str], int]:
+    """Each secret in a handoff about to be spooled read as its placeholder, the rest of its line
+    kept (`handoff.scrub`); (the rules of those secrets, how many lines were left out)."""
+    from optmem import handoff
 
+    rules: list[str] = []
     gone = 0
     for part in ("requests", "done", "blocked", "next"):
-        kept = [line for line in entry[part] if not ((rule := scan_find(line)) and kind_of(rule) != "injection")]
-        gone += len(entry[part]) - len(kept)
-        entry[part] = kept
-    return gone
+        entry[part], found, lost = handoff.scrub(entry[part])
+        rules, gone = rules + found, gone + lost
+    return rules, gone
 
 
 def drain(vault: Vault, event: dict[str, Any]) -> tuple[bool, list[str]]:
@@ -567,13 +579,17 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
 
     name, project = str(entry["event"]), str(entry["project"])
     session = entry.get("session") if isinstance(entry.get("session"), str) else None
-    requests, why = [str(r) for r in entry.get("requests") or []], str(entry.get("why") or "")
+    why = str(entry.get("why") or "")
+    requests, rules, gone = handoff.scrub([str(r) for r in entry.get("requests") or []])  # (a secret: out, said)
     done, blocked, nxt = ([str(i) for i in entry.get(k) or []] for k in ("done", "blocked", "next"))
     earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
     asked = [r for r in requests if not scan_find(r)]
     note = _note(name, why, asked)
-    kept_done, kept_blocked, kept_next = ([i for i in items if not scan_find(i)] for items in (done, blocked, nxt))
-    said = note if not scan_find(note) else _note(name, why, [])  # (as `write_kept` writes it)
+    # (as `write_kept` writes them: each secret as its placeholder, a line flagged otherwise held)
+    kept_done, kept_blocked, kept_next = (
+        [i for i in handoff.scrub(items)[0] if not scan_find(i)] for items in (done, blocked, nxt)
+    )
+    said = note if not scan_find(note) else _note(name, why, [])
     if earlier and _same(earlier[0][1], kept_done, kept_blocked, kept_next, said):
         return {"event": name, "project": project, "handoff": earlier[0][0], "status": "unchanged"}
     h, held, warnings = handoff.write_kept(
@@ -585,6 +601,7 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
         note=note,
         bare_note=_note(name, why, []),  # (when the requests together trip the scanner: held, out of the note)
         left_out=[("request", r) for r in requests if r not in asked],
+        scrubbed=(rules, gone),
         source="claude-code",
         session=session,
         said_at=said_at,

@@ -477,15 +477,19 @@ class Advice:
         # the memory tool's arguments (its add and replace take `content`, a part of an entry `old_text`)
         named = _HOT_ARGS if command in HOT_ACTIONS else _ARGS
         for i in range(0, len(parts), 2):  # outside `code`: what stays a command stays whole
-            parts[i] = re.sub(r"\b(QUERY|TEXT|TARGET|NEW|OLD)\b", lambda m: named.get(m.group(), m.group()), parts[i])
+            # (first the flags with the placeholder of their value: "--value TEXT" is the argument
+            # `value`, not "the argument `value` `text`" — tester 16 #10g)
             parts[i] = re.sub(
-                r"(?:\b(?:add|pass|give|use|with) )?(?<![\w`-])--([a-z][a-z-]*)",
+                r"(?:\b(?:add|pass|give|use|with) )?(?<![\w`-])--([a-z][a-z-]*)(?P<meta> [A-Z][A-Z_]*(?![\w'’]))?",
                 lambda m: self._flag(m, command, taken),
                 parts[i],
             )
+            parts[i] = re.sub(r"\b(QUERY|TEXT|TARGET|NEW|OLD)\b", lambda m: named.get(m.group(), m.group()), parts[i])
         return "".join(parts)
 
     def _flag(self, m: re.Match[str], command: str | None, taken: set[str]) -> str:
+        """A flag (with the placeholder of its value, `meta`: " ID", " TEXT") as the agent's words:
+        the argument, which names the value itself; a flag no tool takes stays as it is."""
         flag, name = m.group(1), m.group(1).replace("-", "_")
         verb = m.group()[: m.start(1) - 2 - m.start()]  # ("add ", "pass " …, or nothing)
         if name == "id" and (verb == "use " or m.string[max(0, m.start() - 4) : m.start()].endswith("use ")):
