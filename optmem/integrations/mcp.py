@@ -205,30 +205,25 @@ BLOCKS: dict[str, tuple[str, ...]] = {"context": ("text", "sections")}
 def as_result(text: str, block: tuple[str, ...] = ()) -> Any:
     """A tool's result: the command's JSON as text and as structured content, with isError set
     when the command refused (its JSON says "ok": false). Stored text goes to a model here, so the
-    text is fenced and every string defused (`optmem.safety.fence`), the structured content too;
-    a refusal's JSON is the error itself, defused and never inside the fence of recalled memory.
+    text is fenced and every string defused, the structured content too, by the one builder of a
+    tool's result (`optmem.safety.fence.tool_result`, the Hermes provider's tools' as well); a
+    refusal's JSON is the error itself, defused and never inside the fence of recalled memory.
     A command's own fenced block (`BLOCKS`) is passed on as the command built it — defused once
     more, its fence and headings would read as quoted stored text — and is the result's text, the
     block the session hooks hand an agent."""
     import json
 
-    from optmem.safety.fence import CLOSE, OPEN, Body, defuse_all, wrap
+    from optmem.safety.fence import CLOSE, OPEN, tool_result, wrap
 
     try:
         raw = json.loads(text)
-        obj = defuse_all(raw)
+        fenced, obj = tool_result(raw)  # (a refusal: its JSON alone, the result marked isError)
         built = raw.get(block[0]) if block and isinstance(raw, dict) and raw.get("ok") is not False else None
         if isinstance(built, str) and built.startswith(OPEN) and built.endswith(CLOSE) and built.count(OPEN) == 1:
             obj.update({key: raw[key] for key in block if key in raw})
             text = built
-        elif isinstance(obj, dict) and obj.get("ok") is False:
-            # a refusal is the tool's error, not recalled memory: its JSON, unfenced (each string
-            # defused all the same — a message may quote a stored line), the result marked isError
-            text = json.dumps(obj, ensure_ascii=False, indent=2)
         else:
-            # JSON marks its stored text itself: every string stands inside quotes on a line of
-            # its own key, so none can print a line of the fence
-            text = wrap(Body(json.dumps(obj, ensure_ascii=False, indent=2)))
+            text = fenced
     except ValueError:
         obj = None
         text = wrap(text)  # not JSON: stored text, every line marked
