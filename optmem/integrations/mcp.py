@@ -917,7 +917,8 @@ def token_bits(token: str) -> float:
     from collections import Counter
 
     n = len(token)
-    per_char = -sum(c / n * math.log2(c / n) for c in Counter(token).values()) if n else 0.0
+    # (log2(n / c), never negative: one symbol alone is 0 bits, not -0 — "about -0 bits" was said)
+    per_char = sum(c / n * math.log2(n / c) for c in Counter(token).values()) if n else 0.0
     seen: set[str] = set()
     adding = 0
     for i in range(n):
@@ -1360,6 +1361,11 @@ def log_to_stderr(level: str) -> None:
     root.setLevel(level.upper())
 
 
+def url(host: str, port: int) -> str:
+    """The hub's address as a client names it (an IPv6 host in brackets)."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+
+
 def listening(host: str, port: int) -> Any:
     """A socket bound to `host`:`port` and listening, for the hub's workers to share; a usage
     error saying so when the address cannot be had (in use, not this machine's)."""
@@ -1395,13 +1401,22 @@ def serve_http(app: Any, host: str, port: int, token: str, limits: Any = None, l
 
     limits = limits or McpSettings()
     count = limits.workers or workers.cpu_count()
-    if count <= 1 or not workers.can_fork():
+    alone = count <= 1 or not workers.can_fork()
+    sock = listening(host, port)  # (bound here: a port in use is said before anything is served)
+    # where it listens, and that a request is answered from now on (tester 16 #10b: it said nothing)
+    workers.say(
+        f"optmem mcp: serving at {url(host, sock.getsockname()[1])} ({1 if alone else count} "
+        f"worker{'' if alone else 's'}); ready"
+    )
+    if alone:
         log_to_stderr(log_level)
-        _uvicorn(app, host, token, limits, log_level, port=port).run()
+        try:
+            _uvicorn(app, host, token, limits, log_level).run(sockets=[sock])
+        finally:
+            sock.close()
         return 0
     import mmap
 
-    sock = listening(host, port)
     # what each worker has open, in memory they share: [mcp] max_connections bounds the hub's sum
     slots = memoryview(mmap.mmap(-1, 8 * count)).cast("q")
 
