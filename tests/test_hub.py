@@ -515,7 +515,7 @@ def test_the_hub_says_on_stderr_where_it_listens_and_that_it_is_ready(vault_path
             stderr=subprocess.PIPE,
         )
         lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=lambda h=hub: [lines.put(x) for x in h.stderr], daemon=True).start()
+        threading.Thread(target=lambda h=hub, q=lines: [q.put(x) for x in h.stderr], daemon=True).start()
         try:
             first = lines.get(timeout=HANG).decode()
             assert first.startswith(f"optmem mcp: serving at http://127.0.0.1:{port}/mcp ("), first
