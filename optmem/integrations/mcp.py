@@ -716,8 +716,8 @@ def _server(base: Any, refuse: Callable[[OptmemError], str]) -> Any:
                 )
             known = self.arguments[name]
             # a person's flag or tier (no schema offers them), or an origin not the agent's: why not
-            said = {k: v for k, v in arguments.items() if k in known or k in REFUSED}
-            refusal = agent_refusal(said, name) if name in TOOLS or "origin" in said else None
+            given = {k: v for k, v in arguments.items() if k in known or k in REFUSED}
+            refusal = agent_refusal(given, name) if name in TOOLS or "origin" in given else None
             if refusal is not None:
                 return as_result(refuse(refusal))
             for arg in arguments:
