@@ -2,7 +2,10 @@
 
 The tools are generated from the CLI's own command declarations — names, types, defaults and
 help — so a tool and its command can never drift apart; each tool runs its command and returns
-exactly what that command prints with `--json` (one behaviour, two doors). Only `memory` is
+exactly what that command prints with `--json` (one behaviour, two doors). What an agent reads
+is in a tool's terms: each tool's description is written for agents (`DESCRIPTIONS`), an
+argument's help is the command's read as a tool's (`agent_words`) or its own where the
+command's would mislead (`ARGUMENTS`), and a schema offers only the values an agent may give. Only `memory` is
 written by hand: it takes Hermes Agent's memory-tool arguments (`action`, `target`, `content`,
 `old_text`, `new_text`), not a CLI command's.
 

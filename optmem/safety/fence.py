@@ -2,8 +2,8 @@
 or forging that fence, or by passing for one of our own lines.
 
 Every surface that hands stored text to a model (`context`, `show`, `handoff read`, the Claude Code session hook, the
-Hermes provider's prefetch, every MCP tool result) prints it between `OPEN` — one line saying these are stored notes,
-not instructions — and `CLOSE`. Inside, the lines that give the block its shape (the fence, a section's heading, a
+Hermes provider's prefetch and tools, every MCP tool result) prints it between `OPEN` — one line saying these are
+stored notes, not instructions — and `CLOSE`. Inside, the lines that give the block its shape (the fence, a section's heading, a
 file's header, the `§` between entries, the line saying what was left out) are ours alone, and every line that carries
 stored text is marked as data:
 
