@@ -33,7 +33,7 @@ scanner's `[BLOCKED: rule]`, the rest of the turn is kept (`redact_secrets`), an
   hot files — or, when the vault's hot files are Hermes' own (`optmem hermes install --shared`),
   journalled as the edit Hermes made;
 * tools: `optmem_search`, `optmem_get`, `optmem_correct`, `optmem_forget` — each result built as
-  every MCP tool's is (`optmem.safety.fence.tool_result`: JSON inside the fence, every string
+  every MCP tool's is (`optmem.integrations.tool_result`: JSON inside the fence, every string
   defused), a refusal its error's JSON alone.
 """
 
@@ -223,8 +223,8 @@ def _hook(nothing: Any = None, **kinds: type) -> Callable[[Callable[..., Any]], 
 
 def _ok(obj: dict[str, Any]) -> str:
     """A tool's result as the model reads it: its JSON inside the fence, every string defused —
-    built as every MCP tool's is (`optmem.safety.fence.tool_result`): stored text is data."""
-    from optmem.safety.fence import tool_result
+    built as every MCP tool's is (`optmem.integrations.tool_result`): stored text is data."""
+    from optmem.integrations import tool_result
 
     return str(tool_result({"ok": True, **obj})[0])
 
@@ -236,7 +236,7 @@ _METAVARS = re.compile(r"\b(QUERY|TARGET|TEXT|ID)\b")
 def _refused(err: OptmemError) -> str:
     """A refusal as the model reads it: the error's JSON (unfenced, defused: `_ok`), an argument
     named as the tool names it (`query`, not QUERY) outside a quoted command."""
-    from optmem.safety.fence import tool_result
+    from optmem.integrations import tool_result
 
     said = err.envelope()
     parts = re.split(r"(`[^`]*`)", str(said["error"].get("message", "")))

@@ -320,14 +320,15 @@ def as_result(text: str, block: tuple[str, ...] = ()) -> Any:
     """A tool's result: the command's JSON as text and as structured content, with isError set
     when the command refused (its JSON says "ok": false). Stored text goes to a model here, so the
     text is fenced and every string defused, the structured content too, by the one builder of a
-    tool's result (`optmem.safety.fence.tool_result`, the Hermes provider's tools' as well); a
+    tool's result (`optmem.integrations.tool_result`, the Hermes provider's tools' as well); a
     refusal's JSON is the error itself, defused and never inside the fence of recalled memory.
     A command's own fenced block (`BLOCKS`) is passed on as the command built it — defused once
     more, its fence and headings would read as quoted stored text — and is the result's text, the
     block the session hooks hand an agent."""
     import json
 
-    from optmem.safety.fence import CLOSE, OPEN, tool_result, wrap
+    from optmem.integrations import tool_result
+    from optmem.safety.fence import CLOSE, OPEN, wrap
 
     try:
         raw = json.loads(text)

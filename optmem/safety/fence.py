@@ -282,19 +282,3 @@ def wrap(*parts: str) -> str:
     as it is; any other part is stored text, printed as `quote` marks it."""
     body = "\n".join(p if isinstance(p, Body) else quote(p) for p in parts)
     return f"{OPEN}\n\n{body}\n\n{CLOSE}"
-
-
-def tool_result(value: Any) -> tuple[str, Any]:
-    """A tool's JSON result as a model reads it, and the object defused (`defuse_all`): every tool
-    that hands stored text to a model (the MCP tools, the Hermes provider's tools) builds its
-    text here. A refusal (`"ok": false`) is the tool's own error, not recalled memory: its JSON
-    alone, unfenced (its strings defused all the same — a message may quote a stored line); any
-    other result is its JSON inside the fence, where every stored string stands inside quotes on
-    a line of its own key, so none can print a line of the fence."""
-    import json
-
-    obj = defuse_all(value)
-    text = json.dumps(obj, ensure_ascii=False, indent=2)
-    if isinstance(obj, dict) and obj.get("ok") is False:
-        return text, obj
-    return wrap(Body(text)), obj
