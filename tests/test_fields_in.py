@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import log_lines
+from conftest import fenced_json, log_lines
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -98,11 +98,11 @@ def test_the_hermes_provider_stores_no_flagged_field(tmp_path, monkeypatch):
     p.sync_turn(*turn, session_id=INJECTION)
     vault = home / "optmem"
     assert all(r.get("held") for r in log_lines(vault)) and len(log_lines(vault)) == 2  # (issue 46)
-    assert json.loads(p.handle_tool_call("optmem_search", {"query": "backend port"}))["hits"] == []
+    assert fenced_json(p.handle_tool_call("optmem_search", {"query": "backend port"}))["hits"] == []
     p.sync_turn(*turn, session_id="s-2")  # a clean one is current
     assert [r["session"] for r in log_lines(vault) if not r.get("held")] == ["s-2"]
     rid = log_lines(vault)[-1]["id"]
-    gone = json.loads(p.handle_tool_call("optmem_forget", {"id": rid, "reason": "\x1b[2Jwrong"}))
+    gone = fenced_json(p.handle_tool_call("optmem_forget", {"id": rid, "reason": "\x1b[2Jwrong"}))
     assert gone["error"]["code"] == "unsafe_content" and gone["error"]["field"] == "reason"
     p.on_memory_write("add", "memory", "\x1b[31mprefers tabs")
     assert not (vault / "MEMORY.md").exists() or "\x1b" not in (vault / "MEMORY.md").read_text("utf-8")

@@ -495,6 +495,40 @@ def test_beyond_localhost_origin_and_host_are_checked_against_what_the_user_allo
         hub.wait()
 
 
+@pytest.mark.long
+def test_the_hub_says_on_stderr_where_it_listens_and_that_it_is_ready(vault_path, tmp_path):
+    """Tester 16 #10b: `mcp --http` printed nothing when it started. Alone or with workers, its first
+    line on stderr names the address a client uses and says it is ready — and it is: a request
+    sent right after that line is answered."""
+    import queue
+    import threading
+
+    for count in (1, 2):
+        port = free_port()
+        folder = tmp_path / f"w{count}"
+        folder.mkdir()
+        env = hub_config(folder, workers=count)
+        hub = subprocess.Popen(
+            [sys.executable, "-m", "optmem", "--vault", str(vault_path), "mcp", "--http", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=lambda h=hub, q=lines: [q.put(x) for x in h.stderr], daemon=True).start()
+        try:
+            first = lines.get(timeout=HANG).decode()
+            assert first.startswith(f"optmem mcp: serving at http://127.0.0.1:{port}/mcp ("), first
+            assert f"({count} worker" in first and first.rstrip().endswith("; ready"), first
+            hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode()
+            status, _, _ = post(port, {"Authorization": f"Bearer {TOKEN}"}, body)
+            assert status == 200, (count, status)
+        finally:
+            hub.kill()
+            hub.wait()
+
+
 def test_a_token_with_too_little_entropy_is_refused_and_a_random_one_is_taken():
     from optmem.integrations.mcp import weak_token
 
@@ -512,6 +546,8 @@ def test_a_token_with_too_little_entropy_is_refused_and_a_random_one_is_taken():
     for token in weak:
         assert weak_token(token), token
         assert "secrets.token_urlsafe(32)" in weak_token(token), token
+        assert "about -" not in weak_token(token), token  # (tester 16 #10a: "about -0 bits of entropy")
+    assert "about 0 bits" in str(weak_token("a" * 40))
     for _ in range(200):
         for token in (secrets.token_urlsafe(32), secrets.token_hex(32), secrets.token_urlsafe(24)):
             assert weak_token(token) is None, token
@@ -572,6 +608,8 @@ def test_the_hub_logs_at_its_level_and_never_waits_on_a_stderr_nobody_reads(vaul
     try:
         assert "search" in answers(port)
         os.set_blocking(r, False)
+        said = os.read(r, 4096).decode()  # its one line on starting: where it listens, that it is ready
+        assert said.startswith("optmem mcp: serving at ") and said.endswith("; ready\n") and said.count("\n") == 1
         with pytest.raises(BlockingIOError):  # a request logs nothing at warning
             os.read(r, 1)
         for _ in range(3 * size // 60):  # malformed requests: a warning line each (60+ bytes), 3 pipes full
@@ -810,5 +848,5 @@ def test_a_write_logs_nothing_at_the_default_level_and_no_stored_text_ever(tmp_p
         assert any(got.get("possible_update") for got in said), said  # (the tool's answer says it)
         logged = log.read_text("utf-8", "replace")
         assert "may update" not in logged and "about the queue" not in logged, logged
-        if level == "warning":
-            assert logged == "", logged
+        if level == "warning":  # its one line on starting, and nothing else
+            assert len(logged.splitlines()) == 1 and logged.startswith("optmem mcp: serving at "), logged

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HANG, log_lines, put, run_optmem
+from conftest import HANG, fenced_json, log_lines, put, run_optmem
 
 from optmem import search
 from optmem.errors import UsageError
@@ -235,7 +235,7 @@ def test_hermes_prefetch_starts_no_process_and_reopens_no_index(tmp_path, monkey
     with watched() as seen:
         assert "9090" in p.prefetch("which backend port")
         assert "Fridays" in p.prefetch("deploys")
-        found = json.loads(p.handle_tool_call("optmem_search", {"query": "backend port"}))
+        found = fenced_json(p.handle_tool_call("optmem_search", {"query": "backend port"}))
     assert found["ok"] and "9090" in found["hits"][0]["text"]
     assert seen == []  # no process started, no index opened again
     p.sync_turn("And the frontend port?", "The frontend is served on port 3000 by vite.")

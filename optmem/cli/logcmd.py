@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optmem.cli.common import emit, env_domain, get_vault, note, origin_of, read_arg, short, warn_all
-from optmem.cli.spec import ORIGIN, PERSON, SHOW_UNSAFE, UNSAFE, arg, command, flag, opt
+from optmem.cli.spec import ORIGIN, SHOW_UNSAFE, UNSAFE, WHO, arg, command, flag, opt
 
 DOMAIN = opt("domain", "--domain", "-d", help="Agent or area (else OPTMEM_DOMAIN, config, `default`).")
 PROJECT = opt("project", "--project", "-p", help="Project name.")
@@ -276,7 +276,9 @@ def get(record_id: str, allow_unsafe: bool, json_out: bool) -> None:
     flag("redline", help="Forget a redline too: it is a locked rule, dropped only by a person (at a terminal)."),
     SOURCE,
     UNSAFE,
-    PERSON,
+    opt(
+        "origin", help=f"{WHO} Anyone may forget a record; a redline (--redline) only a person: an agent's is refused."
+    ),
 )
 def forget(
     record_id: str,

@@ -23,7 +23,7 @@ TOKEN_FILE_BYTES = 64 << 10  # what is read of [mcp] token_file: a token is a li
 # the commands behind the tools that only read (`search --touch` and `context` add a recall to
 # ACCESS.jsonl, which takes no lock): they run side by side; a write runs alone in this process
 # (and takes the vault lock as every write does)
-READS = frozenset({"search", "conflicts", "handoff read", "context", "show"})
+READS = frozenset({"search", "get", "history", "conflicts", "handoff read", "context", "show"})
 _WRITES = threading.Lock()
 
 

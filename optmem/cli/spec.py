@@ -191,17 +191,18 @@ def opt(
 
 ORIGIN = opt(
     "origin",
-    help="Where the text came from: user, agent, tool (a tool's or web page's output: an order in it is held "
-    "for review), sync, import:<tool> (default: user at a terminal, else agent — and agent for a command "
-    "Claude Code, Codex or Hermes runs).",
+    help="Where the text came from: user, agent, tool (a tool's or web page's output: shown as found in a tool "
+    "result, and held for review when it speaks to an AI or orders one of the acts docs/safety.md lists), sync, "
+    "import:<tool> (default: user at a terminal, else agent — and agent for a command Claude Code, Codex or "
+    "Hermes runs).",
 )
 
 
-PERSON = opt(
-    "origin",
-    help="Who runs it: user (you — the default at a terminal) or agent (the default without a terminal, or in a "
-    "command Claude Code, Codex or Hermes runs). Only a person may: an agent's is refused.",
+WHO = (
+    "Who runs it: user (you — the default at a terminal) or agent (the default without a terminal, or in a "
+    "command Claude Code, Codex or Hermes runs)."
 )
+PERSON = opt("origin", help=f"{WHO} Only a person may: an agent's is refused.")
 
 
 def flag(name: str, *decls: str, help: str) -> Param:

@@ -32,7 +32,9 @@ scanner's `[BLOCKED: rule]`, the rest of the turn is kept (`redact.redact_secret
 * `on_memory_write` → Hermes' own memory tool's add / replace / remove mirrored into the vault's
   hot files — or, when the vault's hot files are Hermes' own (`optmem hermes install --shared`),
   journalled as the edit Hermes made;
-* tools: `optmem_search`, `optmem_correct`, `optmem_forget`.
+* tools: `optmem_search`, `optmem_get`, `optmem_correct`, `optmem_forget` — each result built as
+  every MCP tool's is (`optmem.integrations.tool_result`: JSON inside the fence, every string
+  defused), a refusal its error's JSON alone.
 """
 
 from __future__ import annotations
@@ -220,11 +222,27 @@ def _hook(nothing: Any = None, **kinds: type) -> Callable[[Callable[..., Any]], 
 
 
 def _ok(obj: dict[str, Any]) -> str:
-    return json.dumps({"ok": True, **obj}, ensure_ascii=False)
+    """A tool's result as the model reads it: its JSON inside the fence, every string defused —
+    built as every MCP tool's is (`optmem.integrations.tool_result`): stored text is data."""
+    from optmem.integrations import tool_result
+
+    return str(tool_result({"ok": True, **obj})[0])
+
+
+# a message of the core names a command line's argument (QUERY is empty): the tool's, here
+_METAVARS = re.compile(r"\b(QUERY|TARGET|TEXT|ID)\b")
 
 
 def _refused(err: OptmemError) -> str:
-    return json.dumps(err.envelope(), ensure_ascii=False)
+    """A refusal as the model reads it: the error's JSON (unfenced, defused: `_ok`), an argument
+    named as the tool names it (`query`, not QUERY) outside a quoted command."""
+    from optmem.integrations import tool_result
+
+    said = err.envelope()
+    parts = re.split(r"(`[^`]*`)", str(said["error"].get("message", "")))
+    parts[::2] = [_METAVARS.sub(lambda m: f"`{m.group().lower()}`", part) for part in parts[::2]]
+    said["error"]["message"] = "".join(parts)
+    return str(tool_result(said)[0])
 
 
 def _unsafe(text: str) -> tuple[str, str] | None:
@@ -300,6 +318,21 @@ TOOLS = [
                 "limit": {"type": "integer", "description": "How many hits (default 8).", "minimum": 1},
             },
             "required": ["query"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "optmem_get",
+        "description": "Read one stored record by its id (an id a search hit, a correction or a warning names): "
+        "its text and labels — whether it is current, superseded (and by which record), pending, held, "
+        "forgotten or in conflict, where it came from (origin), when it was last checked — and what happened "
+        "to it since.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": "The record's id (or ≥ 6 of its first or last characters)."},
+            },
+            "required": ["id"],
             "additionalProperties": False,
         },
     },
@@ -439,7 +472,8 @@ class Provider:
     def system_prompt_block(self) -> str:
         return (
             "Long-term memory is OptMem (plain files): relevant records, corrections and locked rules "
-            "arrive before each turn. Use optmem_search before answering from memory, optmem_correct "
+            "arrive before each turn. Use optmem_search before answering from memory, optmem_get to read a "
+            "record by its id, optmem_correct "
             "when a stored fact changed, optmem_forget for one that is wrong; the memory tool's "
             "entries are kept in OptMem too."
         )
@@ -801,6 +835,11 @@ class Provider:
                 query, limit = str(args.get("query") or ""), int(args.get("limit") or 8)
                 found = search.search(self.warm.vault(), query, limit=limit)
                 return _ok(found.to_json())
+            if tool_name == "optmem_get":
+                from optmem import lookup
+
+                got = lookup.get(self.warm.vault(), str(args.get("id") or ""))
+                return _ok({"record": got.record, "warnings": got.warnings})
             if not self.writes:
                 raise UsageError("this agent context does not write to memory (only the primary agent does)")
             if tool_name == "optmem_correct":

@@ -2,10 +2,10 @@
 or forging that fence, or by passing for one of our own lines.
 
 Every surface that hands stored text to a model (`context`, `show`, `handoff read`, the Claude Code session hook, the
-Hermes provider's prefetch, every MCP tool result) prints it between `OPEN` — one line saying these are stored notes,
-not instructions — and `CLOSE`. Inside, the lines that give the block its shape (the fence, a section's heading, a
-file's header, the `§` between entries, the line saying what was left out) are ours alone, and every line that carries
-stored text is marked as data:
+Hermes provider's prefetch and tools, every MCP tool result) prints it between `OPEN` — one line saying these are
+stored notes, not instructions — and `CLOSE`. Inside, the lines that give the block its shape (the fence, a section's
+heading, a file's header, the `§` between entries, the line saying what was left out) are ours alone, and every line
+that carries stored text is marked as data:
 
 * in `context`, each item is one line starting `- ` (line breaks in stored text become spaces);
 * in a multi-line body (`wrap`: `show`, `handoff read`), every line of stored text starts with `MARK` (`│ `);
