@@ -563,7 +563,12 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
     plain: list[str] = []
     other: list[str] = []
     new: list[str] = []  # labels met for the first time (remembered when clean)
+    mine = rec.origin == "user"  # (the user's own words: their rule for their assistant is no order from outside)
     for name, value in strings(rec):
+        if name == "text" and mine:
+            if scan.find(value, mine=True):
+                return _each(strings(rec), mine)
+            continue
         if name in _LONG:
             (plain if value.isascii() else other).append(value)
             continue
@@ -571,7 +576,7 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
         if known is None:
             continue  # met before: clean
         if known:
-            return _each(strings(rec))  # (flagged before: named in field order)
+            return _each(strings(rec), mine)  # (flagged before: named in field order)
         if len(value) <= 30 and _CANONICAL.fullmatch(value):
             continue  # ids and times as optmem writes them (Crockford letters, no I L O U): nothing to find
         (plain if value.isascii() else other).append(value)
@@ -581,9 +586,9 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
     # rule reads across: a hit there is only a lead, each field is then judged alone), any other alone
     for value in other:
         if scan.find(value):
-            return _each(strings(rec))
+            return _each(strings(rec), mine)
     if plain and scan.find(plain[0] if len(plain) == 1 else "\n\n".join(plain)):
-        return _each(strings(rec))
+        return _each(strings(rec), mine)
     if len(labels) > _LABELS_MAX:
         labels.clear()
     for value in new:
@@ -594,14 +599,14 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
 _LONG = frozenset(("text", "evidence"))  # values met once: never remembered
 
 
-def _each(pairs: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
-    """The first of `pairs` the scanner flags, each field judged alone."""
+def _each(pairs: Iterable[tuple[str, str]], mine: bool = False) -> tuple[str, str] | None:
+    """The first of `pairs` the scanner flags, each field judged alone (`mine`: the text is the user's own words)."""
     from optmem.safety import scan
 
     for name, value in pairs:
         if len(value) <= 30 and _CANONICAL.fullmatch(value):
             continue
-        rule = scan.find(value)
+        rule = scan.find(value, mine=mine and name == "text")
         if name not in _LONG and len(value) <= 256 and len(_LABELS) <= _LABELS_MAX:
             _LABELS[value] = rule
         if rule:

@@ -519,6 +519,7 @@ ORIGIN = (
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
 SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findings of words, which a note may quote
+FIRST_HAND = tuple(f for f in FINDINGS if len(f[1]) < 2 or f[0].startswith(("ignore", "reveal", "role", "fake", "hid")))
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
@@ -642,9 +643,11 @@ class _Hit(NamedTuple):
     lang: str  # "" for a shape, which stands with any language
 
 
-def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, tool: bool = False) -> str | None:
-    """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's
-    words in it: `found`, if the caller has them), or None."""
+def find(
+    spoken: str, found: "list[_Hit] | None" = None, named: bool = True, tool: bool = False, mine: bool = False
+) -> str | None:
+    """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's words in it: `found`, if
+    the caller has them), or None. `mine`: the user's own words, where no act is weighed (`FIRST_HAND`, docs/safety.md)."""
     hits = _affirmed(spoken, words(spoken) if found is None else found)
     hits += _overruled(hits)
     anchored = {h.concept for h in hits if h.lang == "*"} - (set() if named else {"named"})
@@ -687,7 +690,7 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
     if len(by) < 2 and by.keys().isdisjoint(_ALONE):
         return None  # (every finding but a shape's alone needs two concepts)
-    for rule, needed in FINDINGS + (ORIGIN if tool and not about else ()):
+    for rule, needed in (FIRST_HAND if mine else FINDINGS) + (ORIGIN if tool and not about else ()):
         if about and len(needed) > 1 and not any(c in _ACTS for alt in needed for c in alt.split("|") if c in by):
             continue
         if not all(not by.keys().isdisjoint(alt.split("|")) for alt in needed):
