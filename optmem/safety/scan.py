@@ -52,7 +52,7 @@ def find(text: str, *, tool: bool = False, mine: bool = False) -> str | None:
     stand, unless the note says it speaks of an attack (a fake mail …)."""
     from optmem.safety import languages, rules
 
-    rule = _find(text, 0, tool, mine and not re.search(_QUOTED, text))  # (mine: nothing quoted from someone else)
+    rule = _find(text, 0, tool, mine and not re.search(_SPEECH, text))  # (mine: nothing quoted from someone else)
     phrasing = rule in rules.SAID
     quotes = _QUOTED if phrasing else _SPEECH
     if phrasing or rule in languages.SAID:
