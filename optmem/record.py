@@ -554,9 +554,10 @@ def gate_finding(rec: Record) -> tuple[str, str] | None:
 def flagged_field(rec: Record) -> tuple[str, str] | None:
     """The first string field of `rec` the scanner flags (`strings`: every one it carries, its
     text, key, tags, source, session, evidence, ids and unknown fields alike), as (field, rule);
-    None when none is. Each field is judged alone. What a write refuses (`log.check_record`),
-    what `sync` reports of the records it brings in, and what a read blocks of one it cannot
-    refuse."""
+    None when none is. Each field is judged alone; the text of a record whose origin is `user` as
+    the user's own words (`scan.find(mine=True)`: their rule for their own things weighs no act).
+    What a write refuses (`log.check_record`), what `sync` reports of the records it brings in, and
+    what a read blocks of one it cannot refuse."""
     from optmem.safety import scan
 
     labels = _LABELS
