@@ -567,16 +567,22 @@ def gate_finding(rec: Record) -> tuple[str, str] | None:
 def flagged_field(rec: Record) -> tuple[str, str] | None:
     """The first string field of `rec` the scanner flags (`strings`: every one it carries, its
     text, key, tags, source, session, evidence, ids and unknown fields alike), as (field, rule);
-    None when none is. Each field is judged alone. What a write refuses (`log.check_record`),
-    what `sync` reports of the records it brings in, and what a read blocks of one it cannot
-    refuse."""
+    None when none is. Each field is judged alone; the text of a record whose origin is `user` as
+    the user's own words (`scan.find(mine=True)`: their rule for their own things weighs no act).
+    What a write refuses (`log.check_record`), what `sync` reports of the records it brings in, and
+    what a read blocks of one it cannot refuse."""
     from optmem.safety import scan
 
     labels = _LABELS
     plain: list[str] = []
     other: list[str] = []
     new: list[str] = []  # labels met for the first time (remembered when clean)
+    mine = rec.origin == "user"  # (the user's own words: their rule for their assistant is no order from outside)
     for name, value in strings(rec):
+        if name == "text" and mine:
+            if scan.find(value, mine=True):
+                return _each(strings(rec), mine)
+            continue
         if name in _LONG:
             (plain if value.isascii() else other).append(value)
             continue
@@ -584,7 +590,7 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
         if known is None:
             continue  # met before: clean
         if known:
-            return _each(strings(rec))  # (flagged before: named in field order)
+            return _each(strings(rec), mine)  # (flagged before: named in field order)
         if len(value) <= 30 and _CANONICAL.fullmatch(value):
             continue  # ids and times as optmem writes them (Crockford letters, no I L O U): nothing to find
         (plain if value.isascii() else other).append(value)
@@ -594,9 +600,9 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
     # rule reads across: a hit there is only a lead, each field is then judged alone), any other alone
     for value in other:
         if scan.find(value):
-            return _each(strings(rec))
+            return _each(strings(rec), mine)
     if plain and scan.find(plain[0] if len(plain) == 1 else "\n\n".join(plain)):
-        return _each(strings(rec))
+        return _each(strings(rec), mine)
     if len(labels) > _LABELS_MAX:
         labels.clear()
     for value in new:
@@ -607,14 +613,14 @@ def flagged_field(rec: Record) -> tuple[str, str] | None:
 _LONG = frozenset(("text", "evidence"))  # values met once: never remembered
 
 
-def _each(pairs: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
-    """The first of `pairs` the scanner flags, each field judged alone."""
+def _each(pairs: Iterable[tuple[str, str]], mine: bool = False) -> tuple[str, str] | None:
+    """The first of `pairs` the scanner flags, each field judged alone (`mine`: the text is the user's own words)."""
     from optmem.safety import scan
 
     for name, value in pairs:
         if len(value) <= 30 and _CANONICAL.fullmatch(value):
             continue
-        rule = scan.find(value)
+        rule = scan.find(value, mine=mine and name == "text")
         if name not in _LONG and len(value) <= 256 and len(_LABELS) <= _LABELS_MAX:
             _LABELS[value] = rule
         if rule:

@@ -30,9 +30,9 @@ def scanned(monkeypatch: pytest.MonkeyPatch) -> Watched:
     seen = Watched()
     real = scan.find
 
-    def find(text: str) -> str | None:
+    def find(text: str, **how: bool) -> str | None:  # (how: tool=, mine= — a tool's output, the user's own words)
         seen.append(text)
-        return real(text)
+        return real(text, **how)
 
     monkeypatch.setattr(scan, "find", find)
     seen.clear()

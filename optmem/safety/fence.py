@@ -128,12 +128,6 @@ def _title_line() -> re.Pattern[str]:
     return re.compile(_START.format(no="") + rf"(?P<q>{alts})", re.IGNORECASE | re.MULTILINE)
 
 
-@functools.cache
-def _title_starts() -> tuple[str, ...]:
-    """The literal start of each title (up to its first value), longest first."""
-    return tuple(sorted({t.split("{")[0] for t in TITLES.values()}, key=len, reverse=True))
-
-
 @functools.lru_cache(maxsize=4096)
 def _fold_char(c: str) -> str:
     folded = unicodedata.normalize("NFKC", c).translate(fold_table())
@@ -249,7 +243,7 @@ def line(text: str) -> str:
 
 def heading(title: str) -> str:
     """One of our `TITLES`, filled in with stored values: on one line, the values defused."""
-    ours = next((len(t) for t in _title_starts() if title.startswith(t)), 0)
+    ours = max((len(t) for t in {t.split("{")[0] for t in TITLES.values()} if title.startswith(t)), default=0)
     return title[:ours].replace("\n", " ") + line(title[ours:])
 
 

@@ -384,7 +384,7 @@ any alarm security~warning security~alert security~email security~message securi
 any meta injection injections prompt-injection jailbreak phishing red-team 红队 レッドチーム 레드팀 red~team payload attacker attackers untrusted 注入 攻击 钓鱼 インジェクション 攻撃 인젝션 공격 инъекц атак injecci ataque injektion angriff attaque iniezion attacc injeç
 any reported fake~ spoofed forged scam hidden~text falso~ falsa~ faux~ fausse~ gefälscht фальшив поддельн finta~ finto~ sahte mzayaf المزيف 假冒 伪造 偽の 偽物 가짜 nep~ vals~ fałszyw falešn texto~oculto texto~escondido testo~nascosto скрытый~текст gizli~bir~metin نص~مخفي 白文字 흰~글씨 golpe estafa arnaque escroquerie betrug truffa oszust мошенни шахрай 诈骗 骗局 詐欺 사기 dolandırıcı penipuan lừa~đảo oplichting bedrägeri svindel huijaus átverés podvod înșelătorie απάτη הונאה احتيال کلاهبرداری धोखाधड़ी প্রতারণা மோசடி มิจฉาชีพ utapeli incident post-mortem postmortem инцидент 复盘 インシデント 장애~보고 vorfall for~example an~example as~an~example example~of examples~of un~ejemplo ejemplo~de como~ejemplo por~ejemplo un~esempio ad~esempio per~esempio un~exemple par~exemple ein~beispiel zum~beispiel beispiel~für een~voorbeeld bijvoorbeeld um~exemplo por~exemplo пример przykład örneğin örnek~olarak contoh ví~dụ 例子 举例 举个例 例として の例 예시 예를~들어 לדוגמה παράδειγμα exempel eksempel esimerkki példa exemplu příklad приклад उदाहरण mfano novel~draft short~story story~draft chapter~ fiction chapitre verhaal hoofdstuk romanzo capitolo kapitel~ capítulo novela~ cuento рассказ глава~ 小说 小説 소설 white~text in~bianco en~blanco en~blanc weißer~schrift witte~tekst 白色文字 白色字体 白字 test~case conjunto~de~pruebas caso~de~prueba testfall 测试用例 テストケース
 any first ask~first ask~me~first check~first always~ask ask~me~before otherwise~ask 先问我 先问一下 事先问我 preguntarme~antes pregúntame~antes consúltame~antes frag~mich~vorher demande-moi~avant chiedimi~prima pergunte-me~antes спроси~меня~сначала 先に聞いて 먼저~물어
-any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~ buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~ சேர் צרף הוסף προσθέσ ongeza जोड़ যোগ~করুন idagdag اضافه~کن شامل~کر pendekeza irekomenda பரிந்துரை সুপারিশ پیشنهاد~کن ajánld cadangkan giới~thiệu सुझा सिफारिश اقترح рекоменд gewijzigd pas~aan aanpassen تحديث تغيير
+any alter zaktualiz aktualiz päivit обнов измен update~ change~ replace~ modify set~ add~ mark~ label~ select~ accept~ book~ order~a~ order~an~ order~the~ order~some~ order~more~ order~them order~it~ order~from order~via order~1 order~2 order~3 order~4 order~5 order~6 order~7 order~8 order~9 buy~ purchase recommend rank~ bump~ attach~ submit~ publish~ cancel~ close~ sign~ rewrite edit~ 修改 更改 改成 改为 替换 换成 更新 设为 推荐 下单 下單 购买 预约 添加 加上 标记 写入 写上 変更 置き換 追加 おすすめ 推薦 注文 購入 書いて 변경 수정 업데이트 교체 추천 주문 구매 추가 änder aktualisier ersetz setze füge~ empfiehl bestell kauf modifie mets~à~jour remplace ajoute recommande commande achète cambia actualiza reemplaza añade agrega recomienda compra altere atualiz substitua adicione recomende compre modifica aggiorna sostituisci aggiungi consiglia raccomanda prenota замени добавь рекоменд закажи купи оформи zmień dodaj poleć zamów změň přidej doporuč objednej uppdatera ändra lägg~till rekommendera beställ güncelle değiştir ekle öner sipariş satın~al muuta lisää suosittele tilaa opdater ændr tilføj anbefal bestil wijzig vervang voeg~toe bestel حدّث حدث غيّر استبدل أضف बदल अपडेट cập~nhật thay~đổi đặt~hàng เปลี่ยน อัปเดต แนะนำ สั่งซื้อ perbarui ubah ganti tambahkan sarankan άλλαξε ενημερ πρόσθεσε πρότεινε עדכן המלץ actualizează schimbă adaugă recomandă frissít онови зміни додай замов đổi~thành mudou~para mude~para switch~to swap~ சேர் צרף הוסף προσθέσ ongeza जोड़ যোগ~করুন idagdag اضافه~کن شامل~کر pendekeza irekomenda பரிந்துரை সুপারিশ پیشنهاد~کن ajánld cadangkan giới~thiệu सुझा सिफारिश اقترح рекоменд gewijzigd pas~aan aanpassen تحديث تغيير
 any grant grant~full admin~collaborator as~an~admin as~admin collaborator grant~access grant~read grant~write to~public make~them~public make~it~public public~access --access~public approve~prs approve~pull~requests approve~and~merge merge~without write-all
 any trusted trust vertrau confianza confiance fidati confie доверя довіря 自己人 信頼 신뢰 same~authority authorized~to~request comes~from~me directives~from overrides~anything same~weight take~precedence takes~precedence precedence~over dieselbe~autorität mesma~autoridade misma~autoridad même~autorité stessa~autorità таку~ж~силу такую~же~силу yhtä~päteviä zelfde~autoriteit samma~auktoritet hanno~la~precedenza より優先 优先于 高于用户 우선한다 vorrang~vor tienen~prioridad ont~priorité têm~prioridade as~coming~from as~instructions~from as~if~they~came~from as~if~it~came~from user-level~trust higher~priority~than priority~over over~any~user~instruction from~your~owner weigh~the~user's 当作用户本人 当作主人本人 当成我本人 视为用户 comme~venant~de como~si~vinieran~de als~käme~es~vom wie~vom~nutzer
 any elsewhere web~page pages fetched documents emails issue~comment pdf web~content issues~or~comments 网页 邮件 链接 urls páginas documentos correos issues kommentaren bots webseiten
@@ -519,6 +519,7 @@ ORIGIN = (
 )
 _ALONE = {c for _, needed in FINDINGS if len(needed) == 1 for c in needed[0].split("|")}  # shapes, a finding alone
 SAID = {rule for rule, needed in FINDINGS + ORIGIN if len(needed) > 1}  # findings of words, which a note may quote
+FIRST_HAND = tuple(f for f in FINDINGS if len(f[1]) < 2 or f[0].startswith(("ignore", "reveal", "role", "fake", "hid")))
 
 # Shapes (on the spoken text): where a concept stands without any language's words. A shape is
 # looked for only in a text that holds one of its anchors (`ANCHORS`, found with the table's words).
@@ -598,6 +599,7 @@ _VOCATIVE = r"[ \t]*[^\W\u3040-\u9fff\uac00-\ud7af]*[ \t]*[:,]|(?:[ \t]*[^\s.!?;
 _CALLED = r"(?:^|[\[(<{>:;.!?—–*#|-] ?)(?:[^\s.!?:;,()]+ ){0,3}(?<!'s )(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )$"  # (FYI for the team bot, …)
 _HEADING = r"(?:\w{0,3}|[^\W\u3040-\u9fff]{0,8})(?P<on>(?: [\w-]+){0,3}?)\s*(?:\([^)]{0,40}\)\s*)?([,:\]])"  # (for: …, [for …])
 _MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|minha|mí|мой|моя|мне|меня|我的|问我|私の|내)(?!\w)"
+_I = _MINE + r"|(?<!\w)(?:i|we|our)(?!\w)|我|私"  # (the first person)
 _SENTENCE = r"[.;!?。；！？](?:\s|$)|[；。！？]"  # (the end of a sentence)
 _PROMPT_FOR = r"|prompt(?: [\w']+){0,3}? (?:for|of) (?:the |an? |our )?(?:[\w-]+ ){0,3}$"  # (for the HR bot: …)
 _THING = r"\w (?:token|prompt|config\w*|platform|framework|sdk|api|setting|setup|log|account|user)s?\b|\w的?(?:系统提示|提示词)"
@@ -642,9 +644,11 @@ class _Hit(NamedTuple):
     lang: str  # "" for a shape, which stands with any language
 
 
-def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, tool: bool = False) -> str | None:
-    """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's
-    words in it: `found`, if the caller has them), or None."""
+def find(
+    spoken: str, found: "list[_Hit] | None" = None, named: bool = True, tool: bool = False, mine: bool = False
+) -> str | None:
+    """The first finding of `FINDINGS` whose concepts occur together in `spoken` (the table's words in it: `found`, if
+    the caller has them), or None. `mine`: the user's own words, where no act is weighed (`FIRST_HAND`, docs/safety.md)."""
     hits = _affirmed(spoken, words(spoken) if found is None else found)
     hits += _overruled(hits)
     anchored = {h.concept for h in hits if h.lang == "*"} - (set() if named else {"named"})
@@ -687,7 +691,8 @@ def find(spoken: str, found: "list[_Hit] | None" = None, named: bool = True, too
     about = "meta" in by and "lifted" not in by  # a note about attacks: only the shapes of acts count
     if len(by) < 2 and by.keys().isdisjoint(_ALONE):
         return None  # (every finding but a shape's alone needs two concepts)
-    for rule, needed in FINDINGS + (ORIGIN if tool and not about else ()):
+    findings = FIRST_HAND if mine and re.search(_I, spoken) else FINDINGS  # (the user's own rule, for their own things)
+    for rule, needed in findings + (ORIGIN if tool and not about else ()):
         if about and len(needed) > 1 and not any(c in _ACTS for alt in needed for c in alt.split("|") if c in by):
             continue
         if not all(not by.keys().isdisjoint(alt.split("|")) for alt in needed):

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from optmem.safety.rules import Rule
 
     Kind = Literal["secret", "injection"]
-VERSION = 18  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 19  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
@@ -40,9 +40,10 @@ _OWN_PROMPT = r"(?is)^(?=.*(?:prompt|提示)).*(?:\b(?:my|our|mon|mi|i|we|draft|
 _SPEECH = _QUOTED.replace(r"|`[^`\n]{3,300}`", "")  # (the table's findings: code in backticks is run, not said)
 
 
-def find(text: str, *, tool: bool = False) -> str | None:
-    """The name of the first rule that fires on `text`, or None. `tool`: the text is a tool's or web page's output
-    or an import, where an AI spoken to at all and an order alone are findings too (`languages.ORIGIN`).
+def find(text: str, *, tool: bool = False, mine: bool = False) -> str | None:
+    """The name of the first rule that fires on `text`, or None. `tool`: the text is a tool's or web page's output or an
+    import, where an AI spoken to at all and an order alone are findings too (`languages.ORIGIN`); `mine`: the user's
+    own words, where the table weighs no act unless they quote someone (`languages.FIRST_HAND`).
 
     A note that quotes an injection to speak about it (an incident, a test, a detection rule) is not one: when the
     hit lies only inside quotation marks and what the note says around them — a dozen distinct words at least —
@@ -51,7 +52,7 @@ def find(text: str, *, tool: bool = False) -> str | None:
     stand, unless the note says it speaks of an attack (a fake mail …)."""
     from optmem.safety import languages, rules
 
-    rule = _find(text, 0, tool)
+    rule = _find(text, 0, tool, mine and not re.search(_SPEECH, text))  # (mine: nothing quoted from someone else)
     phrasing = rule in rules.SAID
     quotes = _QUOTED if phrasing else _SPEECH
     if phrasing or rule in languages.SAID:
@@ -76,7 +77,7 @@ def kind_of(rule: str) -> Kind:
     return "secret" if re.sub(f"^(?:{'|'.join(_PREFIXES)})+", "", rule) in SECRETS else "injection"
 
 
-def _find(text: str, depth: int, tool: bool = False) -> str | None:
+def _find(text: str, depth: int, tool: bool = False, mine: bool = False) -> str | None:
     from optmem.safety import languages
 
     if any(not chars.allowed_invisible(text, m.start()) for m in chars.INVISIBLE_CHAR.finditer(text)):
@@ -95,7 +96,7 @@ def _find(text: str, depth: int, tool: bool = False) -> str | None:
         if hit := found.first("phrases", variant):
             return hit
     named = bool(re.search(r"(?<![A-Za-z0-9_-])(?:AI|LLM)s?(?![A-Za-z0-9_-])", wide))  # (not Italian "ai")
-    hit = languages.find(spoken, words, named, tool)  # (an order to decode and act needs something encoded)
+    hit = languages.find(spoken, words, named, tool, mine)  # (an order to decode and act needs something encoded)
     hit = (hit if hit != "hidden_instruction" or readings.decoded(text) else None) or found.first("mixed", folded)
     if not hit and folded.isascii() and (candidates := found.candidates("pinyin", folded)):
         hit = _first(candidates, re.sub("[^a-z]", "", folded))  # pinyin: "hū lüè" and "hulue" read alike
