@@ -1301,7 +1301,7 @@ def _stamp(vault: Vault, name: str, path: Path, untimed: dict[int, str], found_a
                 }
                 kept.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
     fsio.append_bytes(vault.root / QUARANTINE, b"".join(kept), within=vault.root)
-    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
+    with fsio.rewriting(path, within=vault.root) as (out, src):
         for n, raw in enumerate(src, 1):
             if n in untimed:
                 obj = {k: v for k, v in json.loads(raw).items() if k not in ("id", "ts")}
@@ -1335,7 +1335,7 @@ def _quarantine(vault: Vault, name: str, path: Path, lines: set[int], found_at: 
                 entry: dict[str, Any] = {**_where(name), "line": line, "moved": at, **_exact(raw.rstrip(b"\n"))}
                 moved.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
     fsio.append_bytes(vault.root / QUARANTINE, b"".join(moved), within=vault.root)
-    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
+    with fsio.rewriting(path, within=vault.root) as (out, src):
         for n, raw in enumerate(src, 1):
             if n not in lines:
                 out.write(raw)

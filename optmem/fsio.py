@@ -72,6 +72,21 @@ def unwritable(path: Path, exc: OSError) -> Unwritable:
     return Unwritable(f"cannot write {path}: {why_unwritable(exc)}; nothing was changed", file=str(path))
 
 
+NOTHING_CHANGED = "nothing was changed"
+
+
+def partly_done(exc: OptmemError, done: str) -> OptmemError:
+    """`exc` as a caller that had already changed something says it: the "nothing was changed"
+    a refused write says by default (`unwritable`, `read_only`) becomes `done` — what the caller
+    knows it did, and what to do about it."""
+    if NOTHING_CHANGED in exc.message:
+        exc.message = exc.message.replace(NOTHING_CHANGED, done, 1)
+    else:
+        exc.message = f"{exc.message}; {done}"
+    exc.args = (exc.message,)
+    return exc
+
+
 def why_unwritable(exc: OSError) -> str:
     """The likely cause of a refused write, in a few words."""
     return {
@@ -377,12 +392,19 @@ def read_only(path: Path, mode: int) -> Unwritable:
     )
 
 
+FOLLOW_ROUNDS = 20  # a rewrite's catch-ups with its source (`Replacement.follow`), each fsynced, before it renames anyway
+
+
 class Replacement:
     """A new version of `path`, written to a temporary file beside it (`.<name>.<pid>.<random>.tmp`,
     so one left by a killed process can be told from one being written: `clean_temporaries`).
     `commit` makes it the file (fsynced, renamed, folder fsynced); `discard` drops it, and the
     folders it made for it. Made only when `path` can be replaced: a read-only file, a folder
-    that takes no file, a full disk refuse here (`Unwritable`), before anything else is done."""
+    that takes no file, a full disk refuse here (`Unwritable`), before anything else is done.
+
+    A rewrite of a file others append to (the log, ACCESS.jsonl: a line typed by hand, a recall
+    time) follows its source (`follow`, `rewriting`): what the source grew by after it was read
+    is copied after what was written, before the rename."""
 
     def __init__(self, path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> None:
         import tempfile
@@ -394,6 +416,7 @@ class Replacement:
         self._made = top if not top.exists() else None
         ensure_dir(path.parent, within=within)
         self.path, self._mode, self._synced = path, mode, False
+        self._source: Any = None
         try:
             fd, self._tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
         except OSError as exc:
@@ -422,14 +445,68 @@ class Replacement:
             raise unwritable(self.path, exc) from exc
         self._synced = True
 
-    def commit(self) -> None:
-        """Put the new version in `path`'s place (atomically: readers see the old file or this one)."""
-        if not self._synced:
-            self.sync()
+    def follow(self, source: Any) -> None:
+        """This is a rewrite of `source` (a binary handle on `path`, read to its end by the caller):
+        at `commit`, the bytes appended to it since — by a person, a script, a writer that takes no
+        lock — are copied as they are after what was written (`_catch_up`)."""
+        self._source = source
+
+    def _catch_up(self) -> bool:
+        """Copy what the source grew by since it was last read; whether it had grown. A source
+        that is no longer the file at `path` (something renamed another file there meanwhile)
+        is refused: renaming over that file would lose it."""
+        if self._source is None:
+            return False
         try:
-            self._fh.close()
+            here = os.stat(self.path)
+            src = os.fstat(self._source.fileno())
+        except FileNotFoundError:
+            here = None
+        except OSError as exc:
+            raise unwritable(self.path, exc) from exc
+        if here is None or (here.st_dev, here.st_ino) != (src.st_dev, src.st_ino):
+            raise Unwritable(
+                f"{self.path} was replaced (or removed) by another program while optmem rewrote it; nothing was "
+                "changed — run the command again",
+                file=str(self.path),
+            )
+        grew = False
+        while True:
+            try:
+                more = self._source.read(1 << 20)
+            except OSError as exc:
+                raise Unreadable(
+                    f"cannot read {self.path}: {exc.strerror}",
+                    file=str(self.path),
+                    reason=f"cannot be read ({exc.strerror})",
+                ) from exc
+            if not more:
+                return grew
+            self.write(more)
+            grew = True
+
+    def commit(self) -> None:
+        """Put the new version in `path`'s place (atomically: readers see the old file or this one).
+
+        Following a source (`follow`), it copies what the source grew by, fsyncs, and looks
+        again, until a look right after an fsync finds nothing new (at most `FOLLOW_ROUNDS`
+        times: a source still growing then is copied once more, and that last piece is fsynced
+        just after the rename) — an append can still land in the old file only between that last
+        look and the rename, a few system calls."""
+        for _ in range(FOLLOW_ROUNDS):
+            if not self._synced:
+                self.sync()
+            if not self._catch_up():
+                break
+        else:
+            self._catch_up()
+        try:
+            self._fh.flush()
             os.chmod(self._tmp, self._mode)
             os.replace(self._tmp, self.path)
+            if not self._synced:
+                os.fsync(self._fh.fileno())
+            self._fh.close()
         except OSError as exc:
             raise unwritable(self.path, exc) from exc
         _fsync_dir(self.path.parent)
@@ -470,6 +547,24 @@ def atomic_stream(path: Path, *, mode: int = FILE_MODE, within: Path | None = No
     try:
         yield new
         new.commit()
+    except BaseException:
+        new.discard()
+        raise
+
+
+@contextmanager
+def rewriting(path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> Iterator[tuple[Replacement, Any]]:
+    """Rewrite `path`, a file others may append to while it is rewritten (the log, ACCESS.jsonl):
+    yields (the replacement, a binary handle reading the file as it is); the caller reads the
+    handle to its end, writing what is to be kept. What is appended to the file meanwhile is
+    carried over as it is (`Replacement.follow`); the replacement takes the file's place only if
+    the block finishes without an exception."""
+    new = Replacement(path, mode=mode, within=within)
+    try:
+        with open(path, "rb") as src:
+            new.follow(src)
+            yield new, src
+            new.commit()
     except BaseException:
         new.discard()
         raise

@@ -316,7 +316,7 @@ def _rewrite_file(
     vault: Vault, path: Path, targets: set[str], everything: bool, seen: dict[str, list[str]], drop: bool
 ) -> int:
     dropped = 0
-    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
+    with fsio.rewriting(path, within=vault.root) as (out, src):
         for raw in src:
             if everything:
                 dropped += 1
@@ -345,15 +345,15 @@ def _rewrite_file(
 def _rewrite_access(vault: Vault, targets: set[str], everything: bool) -> None:
     """ACCESS.jsonl without the purged ids (a recall or a cooling names ids, no text — but "for
     good" leaves no trace): they leave each line's lists, a line left naming nothing goes. Recall
-    lines are appended without the log's lock, so one written meanwhile may be lost: a recall
-    time, nothing stored."""
+    lines are appended without the log's lock: one written meanwhile is carried over as it is
+    (`fsio.rewriting`)."""
     for _, path in vault.access_files():
         if path.is_file() and not path.is_symlink():  # (else: none yet, or not what it should be — doctor says)
             _rewrite_access_file(vault, path, targets, everything)
 
 
 def _rewrite_access_file(vault: Vault, path: Path, targets: set[str], everything: bool) -> None:
-    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
+    with fsio.rewriting(path, within=vault.root) as (out, src):
         for raw in src:
             try:
                 obj = json.loads(raw)

@@ -1,0 +1,96 @@
+"""Durability of the rewrites and the locks (review 17: #3, #4, #6, #7, #8, #9, #10): a line typed
+into the log while optmem rewrites it is carried over; an unfinished purge is said; an own note
+that cannot be written is named; a lock is held only on the file at its path, and names its holder."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from optmem import fsio
+from optmem.errors import Locked, Unwritable
+from conftest import put
+from optmem.vault import Vault
+
+HAND = '{"text":"typed by hand while optmem rewrote the log"}'
+
+
+def appended_at_the_first_sync(monkeypatch: pytest.MonkeyPatch, path: Path, line: str) -> list[int]:
+    """Append `line` to `path` (a real append, as a person's editor or script makes one) the first
+    time a rewrite of `path` syncs its new version — after its copy of the file, before its
+    rename: the moment a line typed by hand went into the old file and was lost. The count of
+    appends made, for the test to check the moment came."""
+    real = fsio.Replacement.sync
+    made: list[int] = []
+
+    def sync_then_a_person_appends(self: fsio.Replacement) -> None:
+        real(self)
+        if self.path == path and not made:
+            with open(path, "ab") as fh:
+                fh.write(line.encode("utf-8") + b"\n")
+            made.append(1)
+
+    monkeypatch.setattr(fsio.Replacement, "sync", sync_then_a_person_appends)
+    return made
+
+
+def test_a_line_typed_into_the_log_while_purge_rewrites_it_is_kept(vault, cli, monkeypatch):
+    """#3: purge copied LOG.jsonl to its end, then renamed the copy over it: a line appended
+    between the two stayed in the old file, never indexed, and nothing said so."""
+    gone = put(vault, "the old staging host was zebra-4711").id
+    put(vault, "the staging db is db-stage-2")
+    made = appended_at_the_first_sync(monkeypatch, vault.log_path, HAND)
+    out = cli.json("purge", "--origin", "user", gone, "--yes")
+    assert made and out["records"] == 1
+    assert HAND in vault.log_path.read_text("utf-8").splitlines()
+    assert "zebra-4711" not in vault.log_path.read_text("utf-8")
+    assert cli.json("search", "typed by hand")["total"] == 1
+
+
+def test_a_line_typed_into_the_log_while_doctor_fix_moves_a_bad_line_is_kept(vault, cli, monkeypatch):
+    """#3: doctor --fix rewrites the log without its unparseable lines (and stamps lines without
+    ts): a line appended meanwhile is carried over."""
+    put(vault, "the staging db is db-stage-2")
+    with open(vault.log_path, "ab") as fh:
+        fh.write(b"{not json\n")
+    made = appended_at_the_first_sync(monkeypatch, vault.log_path, HAND)
+    cli.json("doctor", "--fix")
+    assert made
+    kept = vault.log_path.read_text("utf-8").splitlines()
+    assert "{not json" not in kept
+    assert any("typed by hand while optmem rewrote the log" in line for line in kept), kept
+    assert cli.json("search", "typed by hand")["total"] == 1
+
+
+def test_a_recall_time_appended_while_purge_rewrites_access_is_kept(vault, cli, monkeypatch):
+    """#3: ACCESS.jsonl is appended to without the vault's lock (a recall): a purge's rewrite of
+    it carries over what was appended meanwhile."""
+    gone = put(vault, "the old staging host was zebra-4711").id
+    kept = put(vault, "the staging db is db-stage-2").id
+    cli.json("search", "staging")  # recall lines
+    access = vault.root / "ACCESS.jsonl"
+    assert access.is_file()
+    line = json.dumps({"ts": "2026-12-07T12:00:00Z", "touch": [kept]})
+    made = appended_at_the_first_sync(monkeypatch, access, line)
+    cli.json("purge", "--origin", "user", gone, "--yes")
+    assert made and line in access.read_text("utf-8").splitlines()
+    assert gone not in access.read_text("utf-8")
+
+
+def test_a_rewrite_refuses_when_another_program_replaced_the_file_meanwhile(tmp_path):
+    """#3: a file renamed into the place of the one being rewritten (an editor's save) is not
+    renamed over: that would lose it. Refused; the other program's file stays."""
+    (tmp_path / "v").mkdir()
+    path = tmp_path / "v" / "LOG.jsonl"
+    path.write_bytes(b'{"text":"a"}\n')
+    with pytest.raises(Unwritable, match="replaced"):
+        with fsio.rewriting(path) as (out, src):
+            out.write(src.read())
+            saved = tmp_path / "v" / "saved-by-an-editor"
+            saved.write_bytes(b'{"text":"the editor\'s"}\n')
+            os.replace(saved, path)
+    assert path.read_bytes() == b'{"text":"the editor\'s"}\n'
+    assert [p.name for p in path.parent.iterdir()] == ["LOG.jsonl"]
