@@ -392,7 +392,7 @@ def read_only(path: Path, mode: int) -> Unwritable:
     )
 
 
-FOLLOW_ROUNDS = 20  # a rewrite's catch-ups with its source (`Replacement.follow`), each fsynced, before it renames anyway
+FOLLOW_ROUNDS = 20  # a rewrite's fsynced catch-ups with its source (`Replacement.follow`) before it renames anyway
 
 
 class Replacement:
@@ -710,12 +710,51 @@ def remove_file(path: Path) -> None:
 def exclusive_lock(lock_path: Path, timeout: float, *, within: Path | None = None) -> Iterator[None]:
     """Hold an exclusive advisory lock on `lock_path`, waiting at most `timeout` seconds.
 
-    Raises `Locked` (exit 3) when another process keeps it longer than that.
+    The lock is held on the file that is at `lock_path`: one deleted or replaced while this
+    process waited for it (a `git clean`, a deleted `.cache/`) is let go and the file now at the
+    path is locked instead — else two processes would each hold a lock, on different files. The
+    holder writes who it is into the file (`holder`); raises `Locked` (exit 3) when another
+    process keeps it longer than `timeout`, naming that process (and whether it is stopped).
     """
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    fd = _open_lock(lock_path, within)
+    held = False
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise locked(lock_path, timeout) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+                continue
+            if _at_path(fd, lock_path):
+                break
+            os.close(fd)  # (its lock goes with it: this file is no longer the lock)
+            fd = -1
+            fd = _open_lock(lock_path, within)
+        held = True
+        _name_holder(fd)
+        yield
+    finally:
+        if fd >= 0:
+            if held:
+                try:  # (still held: the next holder finds no stale name)
+                    os.ftruncate(fd, 0)
+                except OSError:
+                    pass
+            os.close(fd)  # closing the descriptor releases the flock
+
+
+def _open_lock(lock_path: Path, within: Path | None) -> int:
     ensure_dir(lock_path.parent, within=within)
     check_within(lock_path, within)
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
     except IsADirectoryError as exc:
         raise Unreadable(
             f"the lock file {lock_path} is a folder; remove that folder (it holds "
@@ -724,24 +763,86 @@ def exclusive_lock(lock_path: Path, timeout: float, *, within: Path | None = Non
         ) from exc
     except OSError as exc:
         raise unwritable(lock_path, exc) from exc
+
+
+def _at_path(fd: int, path: Path) -> bool:
+    """Whether the file open as `fd` is the one at `path` now (not deleted, not replaced)."""
     try:
-        deadline = time.monotonic() + timeout
-        delay = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise Locked(
-                        f"the vault is locked by another optmem process (waited {timeout:g}s); "
-                        "try again, or raise [lock] timeout in optmem.toml",
-                        file=str(lock_path),
-                    ) from exc
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the flock
+        here = os.stat(path)
+    except OSError:
+        return False
+    st = os.fstat(fd)
+    return (here.st_dev, here.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _name_holder(fd: int) -> None:
+    """Write who holds the lock into its file, one JSON line: pid, command, since when — for the
+    `Locked` error another process raises (`holder`). A file that cannot be written still locks."""
+    import json
+    import sys
+
+    from optmem import clock
+    from optmem.errors import clip
+
+    command = " ".join([os.path.basename(sys.argv[0]) if sys.argv else "python", *sys.argv[1:]])
+    line = json.dumps(
+        {"pid": os.getpid(), "command": clip(command), "since": clock.format_ts(clock.now())}, ensure_ascii=False
+    )
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, line.encode("utf-8") + b"\n", 0)
+    except OSError:
+        pass
+
+
+def holder(lock_path: Path) -> dict[str, Any] | None:
+    """Who holds the lock at `lock_path`, as its holder wrote it (`_name_holder`), with its state
+    now ("stopped": Ctrl-Z or SIGSTOP; "running"); None when no live process is named (a holder
+    that has not written yet, or one gone)."""
+    import json
+
+    try:
+        with open(lock_path, "rb") as fh:
+            got = json.loads(fh.read(4096) or b"null")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(got, dict) or not isinstance(got.get("pid"), int) or not _alive(got["pid"]):
+        return None
+    out = {k: got[k] for k in ("pid", "command", "since") if isinstance(got.get(k), int | str)}
+    out["state"] = "stopped" if _state(got["pid"]) in ("T", "t") else "running"
+    return out
+
+
+def _state(pid: int) -> str:
+    """Process `pid`'s state letter (Linux's /proc; "" where there is none)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b") ")[2][:1].decode("ascii", "replace")
+    except OSError:
+        return ""
+
+
+def locked(lock_path: Path, timeout: float) -> Locked:
+    """The error for a lock another process kept past `timeout`: who, when it says, and what to do."""
+    who = holder(lock_path)
+    if who is None:
+        return Locked(
+            f"the vault is locked by another optmem process (waited {timeout:g}s); "
+            "try again, or raise [lock] timeout in optmem.toml",
+            file=str(lock_path),
+        )
+    pid = who["pid"]
+    said = [f"`{who['command']}`" if who.get("command") else "", f"since {who['since']}" if who.get("since") else ""]
+    named = f"process {pid}" + (f" ({', '.join(x for x in said if x)})" if any(said) else "")
+    if who["state"] == "stopped":
+        what = (
+            f"it is stopped (Ctrl-Z or SIGSTOP) and holds the lock until it goes on: resume it (`fg` in its "
+            f"shell, or `kill -CONT {pid}`) or end it (`kill {pid}`), then try again"
+        )
+    else:
+        what = "try again when it has finished, or raise [lock] timeout in optmem.toml"
+    return Locked(
+        f"the vault is locked by another optmem process, {named} (waited {timeout:g}s); {what}",
+        file=str(lock_path),
+        holder=who,
+    )

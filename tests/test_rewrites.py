@@ -94,3 +94,84 @@ def test_a_rewrite_refuses_when_another_program_replaced_the_file_meanwhile(tmp_
             os.replace(saved, path)
     assert path.read_bytes() == b'{"text":"the editor\'s"}\n'
     assert [p.name for p in path.parent.iterdir()] == ["LOG.jsonl"]
+
+
+def test_a_lock_whose_file_was_deleted_while_waiting_is_not_held_beside_the_new_one(tmp_path, monkeypatch):
+    """#7: flock locked whatever file the waiter had opened. The lock file deleted (`git clean
+    -fdX`, a deleted .cache/) while one process held it and another waited: the waiter got the
+    old, unlinked file's lock while a third held the new file at the path — two writers at once.
+    The waiter now locks only the file at the path: here a third process holds that, so it waits
+    (and, past its timeout, says it is locked)."""
+    from contextlib import ExitStack
+
+    import optmem.fsio as fsio_module
+
+    lock = tmp_path / "lock"
+    first, third = ExitStack(), ExitStack()
+    first.enter_context(fsio.exclusive_lock(lock, 1))
+    real_sleep = fsio_module.time.sleep
+    moments: list[str] = []
+
+    def while_it_waits(seconds: float) -> None:
+        if not moments:  # the waiter has opened the file and found it locked: now the first lets
+            first.close()  # go, the file is deleted, and a third process locks the new one
+            lock.unlink()
+            third.enter_context(fsio.exclusive_lock(lock, 1))
+            moments.append("third holds the file at the path")
+        real_sleep(seconds)
+
+    monkeypatch.setattr(fsio_module.time, "sleep", while_it_waits)
+    try:
+        with pytest.raises(Locked):
+            with fsio.exclusive_lock(lock, 0.3):
+                pytest.fail("held the deleted file's lock while another process held the lock at the path")
+    finally:
+        monkeypatch.setattr(fsio_module.time, "sleep", real_sleep)
+        third.close()
+    assert moments
+    with fsio.exclusive_lock(lock, 1):  # let go: the next one takes it
+        pass
+
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from optmem import fsio
+with fsio.exclusive_lock(Path(sys.argv[1]), 60):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_locked_error_names_the_holder_and_says_it_is_stopped(vault, cli):
+    """#8: a holder stopped with Ctrl-Z (SIGSTOP) blocked every writer, and the error said only
+    "locked by another optmem process". The holder writes its pid, command and start into the
+    lock file; the error names them, and says it is stopped and how to go on."""
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import HANG
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(vault.lock_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+        said = json.loads(vault.lock_path.read_text("utf-8"))
+        assert said["pid"] == proc.pid and "-c" in said["command"] and said["since"]
+        running = cli.json("--set", "lock.timeout=0.1", "append", "the staging db is db-stage-2", code=3)["error"]
+        assert running["code"] == "locked" and running["holder"]["pid"] == proc.pid
+        assert running["holder"]["state"] == "running" and f"process {proc.pid}" in running["message"]
+        os.kill(proc.pid, signal.SIGSTOP)
+        stopped = cli.json("--set", "lock.timeout=0.1", "append", "the staging db is db-stage-2", code=3)["error"]
+        assert stopped["holder"]["state"] == "stopped"
+        assert "stopped" in stopped["message"] and f"kill -CONT {proc.pid}" in stopped["message"]
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        proc.communicate("\n", timeout=HANG)
+    assert vault.lock_path.read_bytes() == b""  # let go: no holder named
+    assert cli.json("append", "the staging db is db-stage-2")["ok"]
