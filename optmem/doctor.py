@@ -714,6 +714,7 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
     _check_quarantine(vault, report)
     if cache_ok:
         _check_lost(vault, report)
+        _check_purged(vault, report)
     if not vault.trusted:
         report.notes.append(
             "this vault is inside a git work tree and not on your trust list (it came in a clone): its "
@@ -1143,6 +1144,33 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
         )
     if len(stale) > 20:
         report.notes.append(f"{len(stale) - 20} more stale pending record(s) not listed")
+
+
+def _check_purged(vault: Vault, report: Report) -> None:
+    """Records this clone purged (`lost.purged_hashes`) that are still in the log: a purge cut
+    short (killed, a full disk) — it notes the ids before it deletes anything and rewrites the log
+    last — or a line put back by hand or by a merge no sync has dropped again. Run again, the
+    purge finishes."""
+    from optmem.index import open_index
+
+    hashes = lost.purged_hashes(vault)
+    if not hashes:
+        return
+    with open_index(vault) as idx:
+        left = sorted(rid for rid in idx.ids() if lost.id_hash(rid) in hashes)
+    if not left:
+        return
+    shown = " ".join(left[:20]) + (" …" if len(left) > 20 else "")
+    report.problems.append(
+        Problem(
+            "purge_unfinished",
+            "the log" if vault.segmented else "LOG.jsonl",
+            f"purge unfinished: {len(left)} record(s) this clone purged are still in the log ({shown}) — a purge "
+            "was cut short (killed, a full disk), or a line was put back; run "
+            f"`optmem purge {' '.join(left[:20])} --yes` again to finish it",
+            id=left[0] if len(left) == 1 else None,
+        )
+    )
 
 
 def _own_files(vault: Vault, names: list[str]) -> set[str]:

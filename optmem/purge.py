@@ -95,21 +95,38 @@ def purge(
         # In an order a kill at any point leaves re-runnable: what is made again from the log (tree
         # nodes, recall times) first; then the kept lines stop naming the purged ones, in every log
         # file; only then are the purged lines dropped — no kept line names an id that is gone.
+        # Stopped part-way (a full disk), it says what it had done: not "nothing was changed".
         files: list[str] = []
-        for path, shown in derived:
-            if shown.endswith("/"):
-                fsio.remove_tree(path)
-            else:
+        again = f"optmem purge {' '.join(ids) if ids else f'--domain {domain}' if domain else '--all'} --yes"
+        try:
+            for path, shown in derived:
+                if shown.endswith("/"):
+                    fsio.remove_tree(path)
+                else:
+                    fsio.remove_file(path)
+                if shown:
+                    files.append(shown)
+            _rewrite_access(vault, targets, everything)
+            lines = _rewrite_log(vault, targets, everything, seen)
+        except (OptmemError, OSError) as exc:
+            err = exc if isinstance(exc, OptmemError) else fsio.unwritable(Path(exc.filename or vault.root), exc)
+            gone = f"it had deleted {', '.join(files[:10])}{', …' if len(files) > 10 else ''}" if files else ""
+            raise fsio.partly_done(
+                err,
+                f"the purge is unfinished ({gone or 'the records are still in the log'}; `optmem doctor` names "
+                f"what is left) — once that is fixed, run `{again}` again to finish it",
+            ) from exc
+        try:
+            for path in index_files:
                 fsio.remove_file(path)
-            if shown:
-                files.append(shown)
-        _rewrite_access(vault, targets, everything)
-        lines = _rewrite_log(vault, targets, everything, seen)
-        for path in index_files:
-            fsio.remove_file(path)
-        from optmem.index import build
+            from optmem.index import build
 
-        build(vault)
+            build(vault)
+        except (OptmemError, OSError) as exc:
+            err = exc if isinstance(exc, OptmemError) else fsio.unwritable(Path(exc.filename or vault.root), exc)
+            raise fsio.partly_done(
+                err, "the records are purged from the log; the search index is built again at its next use"
+            ) from exc
         restored: list[str] = []
         warnings: list[str] = []
         if not everything:  # a project's handoff file shows the handoff it still has, as after `forget`

@@ -175,3 +175,52 @@ def test_a_locked_error_names_the_holder_and_says_it_is_stopped(vault, cli):
         proc.communicate("\n", timeout=HANG)
     assert vault.lock_path.read_bytes() == b""  # let go: no holder named
     assert cli.json("append", "the staging db is db-stage-2")["ok"]
+
+
+def test_a_purge_cut_short_is_found_by_doctor_and_finished_by_running_it_again(vault, cli):
+    """#4: a purge notes the ids it deletes first and rewrites the log last: killed between, the
+    record stayed current and doctor said "no problems". Doctor now names it."""
+    from optmem import lost
+
+    gone = put(vault, "the old staging host was zebra-4711").id
+    put(vault, "the staging db is db-stage-2")
+    lost.note_purged(vault, {gone})  # what a purge killed just after its first step leaves
+    report = cli.json("doctor", code=1)
+    (left,) = [p for p in report["problems"] if p["code"] == "purge_unfinished"]
+    assert left["id"] == gone and f"optmem purge {gone} --yes" in left["message"]
+    assert "purge unfinished" in left["message"]
+    cli.json("purge", "--origin", "user", gone, "--yes")
+    assert cli.json("doctor")["ok"]
+
+
+def test_a_purge_stopped_part_way_says_what_it_had_done_not_that_nothing_changed(vault, cli):
+    """#4: a purge stopped by a write refused after it had deleted a handoff said "…; nothing was
+    changed" — false. It says the purge is unfinished, what it deleted, and how to finish it."""
+    import stat
+
+    from optmem import handoff
+
+    handoff.write(vault, "webapp", done=["zebra-4711 shipped"])
+    hid = handoff.read(vault, "webapp")[0].id
+    put(vault, "the staging db is db-stage-2")
+    vault.log_path.chmod(stat.S_IRUSR)
+    try:
+        err = cli.json("purge", "--origin", "user", hid, "--yes", code=3)["error"]
+    finally:
+        vault.log_path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert err["code"] == "unwritable" and "nothing was changed" not in err["message"]
+    assert "the purge is unfinished" in err["message"] and "projects/webapp/HANDOFF.md" in err["message"]
+    assert f"optmem purge {hid} --yes" in err["message"]
+    assert [p["code"] for p in cli.json("doctor", code=1)["problems"]] == ["purge_unfinished"]
+    cli.json("purge", "--origin", "user", hid, "--yes")
+    assert cli.json("doctor")["ok"]
+    assert "zebra-4711" not in vault.log_path.read_text("utf-8")
+
+
+def test_partly_done_says_what_the_caller_did_instead_of_nothing_was_changed(tmp_path):
+    from optmem.errors import Unwritable
+
+    err = fsio.partly_done(Unwritable("cannot write X: the disk is full; nothing was changed"), "3 of 5 chunks kept")
+    assert err.message == "cannot write X: the disk is full; 3 of 5 chunks kept" and str(err) == err.message
+    said = fsio.partly_done(Unwritable("cannot write X"), "the purge is unfinished")
+    assert said.message == "cannot write X; the purge is unfinished"
