@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,9 +38,15 @@ from optmem.record import (
     missing_fields,
     parse_line,
 )
-from optmem.vault import NAME_RE, OWN_FILES, Vault, hot_target
+from optmem.vault import NAME_RE, OWN_FILES, RELEASES, Vault, hot_target
 
 QUARANTINE = "LOG.quarantine.jsonl"
+OWN_NOTES = {  # this clone's own notes (`Vault.own_dir`), by what each keeps
+    lost.PURGED: "the records it purged (a purge is refused while it cannot note them)",
+    lost.NOTE: "what left the files outside optmem (told once, then not kept for doctor)",
+    lost.HELD: "the records the log held (records that leave it would not be told)",
+    RELEASES: "the records it released from quarantine (a release is refused)",
+}
 
 
 @dataclass(frozen=True)
@@ -648,6 +655,22 @@ def _check_own(vault: Vault, report: Report) -> None:
         purged: ("the hashes of the records this clone purged", "a sync would bring back what was purged"),
         notes: ("the notes of what left the files outside optmem", "doctor would no longer report it"),
     }
+    for name, what in OWN_NOTES.items():
+        for path in vault.own_kept(name):
+            try:
+                mode = path.stat().st_mode
+            except OSError:
+                continue
+            if stat.S_ISREG(mode) and (not mode & 0o222 or not os.access(path, os.W_OK)):
+                why = f"mode {stat.filemode(mode)}" + ("" if mode & 0o222 else ": read-only")
+                report.problems.append(
+                    Problem(
+                        "own_note_unwritable",
+                        str(path),
+                        f"this clone's own note of {what} cannot be written ({why}): commands that add to it fail "
+                        f"or remember less — make it writable (`chmod u+w {path}`)",
+                    )
+                )
     for name in OWN_FILES:
         if (vault.cache_dir / name).is_file():
             what, loss = said[name]

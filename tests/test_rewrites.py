@@ -224,3 +224,29 @@ def test_partly_done_says_what_the_caller_did_instead_of_nothing_was_changed(tmp
     assert err.message == "cannot write X: the disk is full; 3 of 5 chunks kept" and str(err) == err.message
     said = fsio.partly_done(Unwritable("cannot write X"), "the purge is unfinished")
     assert said.message == "cannot write X; the purge is unfinished"
+
+
+def test_a_read_only_own_note_does_not_break_the_index_and_doctor_names_it(vault, cli):
+    """#6: lost.jsonl read-only: noting a record that left the log raised `Unwritable` (not the
+    OSError caught), the index update stopped, every search warned "index could not be updated …
+    free some disk space" (wrong advice), and doctor said "no problems"."""
+    import stat
+
+    gone = put(vault, "the old staging host was zebra-4711").id
+    put(vault, "the staging db is db-stage-2")
+    cli.json("search", "staging")
+    note = vault.own_path("lost.jsonl")
+    note.parent.mkdir(exist_ok=True)
+    note.touch()
+    note.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    log = vault.log_path
+    log.write_text("".join(x for x in log.read_text("utf-8").splitlines(keepends=True) if gone not in x), "utf-8")
+    first = cli("search", "staging")
+    assert first.exit_code == 0 and "could not be updated" not in first.stderr, first.stderr
+    assert "1 record(s) left the log" in first.stderr  # told all the same
+    again = cli("search", "staging")
+    assert "could not be updated" not in again.stderr and "left the log" not in again.stderr, again.stderr
+    (named,) = [p for p in cli.json("doctor", code=1)["problems"] if p["code"] == "own_note_unwritable"]
+    assert named["file"] == str(note) and "chmod u+w" in named["message"]
+    note.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert not [p for p in cli.json("doctor", code=None)["problems"] if p["code"] == "own_note_unwritable"]
