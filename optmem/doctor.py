@@ -1351,7 +1351,7 @@ def _stamp(vault: Vault, name: str, path: Path, untimed: dict[int, str], found_a
                     **_exact(raw.rstrip(b"\r\n")),
                 }
                 kept.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
-    fsio.append_bytes(vault.root / QUARANTINE, b"".join(kept), within=vault.root)
+    fsio.append_bytes(vault.root / QUARANTINE, b"".join(_not_kept_yet(vault, kept)), within=vault.root)
     with fsio.rewriting(path, within=vault.root) as (out, src):
         for n, raw in enumerate(src, 1):
             if n in untimed:
@@ -1364,6 +1364,32 @@ def _stamp(vault: Vault, name: str, path: Path, untimed: dict[int, str], found_a
                 )
             out.write(raw)
     return at
+
+
+def _kept_as(entry: Any) -> tuple[Any, ...] | None:
+    """What makes a quarantine entry the same line moved (or stamped) again: its file, its line
+    number, its exact bytes and which of the two it was — not when."""
+    if not isinstance(entry, dict):
+        return None
+    said = (entry.get("file"), entry.get("line"), entry.get("raw"), entry.get("raw_base64"))
+    return (*(x if isinstance(x, str | int | None) else repr(x) for x in said), "stamped" in entry)
+
+
+def _not_kept_yet(vault: Vault, entries: list[bytes]) -> list[bytes]:
+    """The quarantine entries (JSON lines) it does not hold yet: a `--fix` cut short after it
+    wrote the quarantine and before it rewrote the log finds the same lines again, and the
+    quarantine keeps each once."""
+    path = vault.root / QUARANTINE
+    if not path.is_file():
+        return entries
+    held: set[tuple[Any, ...] | None] = set()
+    with open(path, "rb") as fh:
+        for raw, _ in fsio.lines(fh):
+            try:
+                held.add(_kept_as(json.loads(raw)))
+            except (ValueError, RecursionError):
+                continue
+    return [e for e in entries if _kept_as(json.loads(e)) not in held]
 
 
 def _where(name: str) -> dict[str, str]:
@@ -1385,7 +1411,7 @@ def _quarantine(vault: Vault, name: str, path: Path, lines: set[int], found_at: 
                 line = found_at[n] if found_at else n  # (numbered as doctor found the file)
                 entry: dict[str, Any] = {**_where(name), "line": line, "moved": at, **_exact(raw.rstrip(b"\n"))}
                 moved.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
-    fsio.append_bytes(vault.root / QUARANTINE, b"".join(moved), within=vault.root)
+    fsio.append_bytes(vault.root / QUARANTINE, b"".join(_not_kept_yet(vault, moved)), within=vault.root)
     with fsio.rewriting(path, within=vault.root) as (out, src):
         for n, raw in enumerate(src, 1):
             if n not in lines:

@@ -250,3 +250,26 @@ def test_a_read_only_own_note_does_not_break_the_index_and_doctor_names_it(vault
     assert named["file"] == str(note) and "chmod u+w" in named["message"]
     note.chmod(stat.S_IRUSR | stat.S_IWUSR)
     assert not [p for p in cli.json("doctor", code=None)["problems"] if p["code"] == "own_note_unwritable"]
+
+
+@pytest.mark.parametrize("bad", [b"{not json", b'{"text":"a line without ts"}'])
+def test_doctor_fix_cut_short_after_the_quarantine_does_not_keep_a_line_twice(vault, cli, bad):
+    """#9: `doctor --fix` writes the quarantine first and rewrites the log second: stopped between
+    (here the log is read-only; a kill does the same), the next `--fix` found the same lines and
+    added them to the quarantine again. Each is kept once."""
+    import stat
+
+    put(vault, "the staging db is db-stage-2")
+    with open(vault.log_path, "ab") as fh:
+        fh.write(bad + b"\n")
+    vault.log_path.chmod(stat.S_IRUSR)
+    try:
+        assert cli.json("doctor", "--fix", code=3)["error"]["code"] == "unwritable"
+    finally:
+        vault.log_path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    quarantine = vault.root / "LOG.quarantine.jsonl"
+    assert len(quarantine.read_text("utf-8").splitlines()) == 1
+    cli.json("doctor", "--fix", code=None)
+    kept = [json.loads(line) for line in quarantine.read_text("utf-8").splitlines()]
+    assert [q["raw"] for q in kept] == [bad.decode()]
+    assert bad.decode() not in vault.log_path.read_text("utf-8")
