@@ -9,11 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import put
 
 from optmem import fsio
 from optmem.errors import Locked, Unwritable
-from conftest import put
-from optmem.vault import Vault
 
 HAND = '{"text":"typed by hand while optmem rewrote the log"}'
 
