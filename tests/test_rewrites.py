@@ -272,3 +272,37 @@ def test_doctor_fix_cut_short_after_the_quarantine_does_not_keep_a_line_twice(va
     kept = [json.loads(line) for line in quarantine.read_text("utf-8").splitlines()]
     assert [q["raw"] for q in kept] == [bad.decode()]
     assert bad.decode() not in vault.log_path.read_text("utf-8")
+
+
+def test_an_import_stopped_after_some_chunks_says_how_many_went_in(vault, cli, tmp_path, monkeypatch):
+    """#4 (last clause): an import whose write is refused after some chunks were appended said
+    "nothing was changed" — false: those records are in the log. It says how many, and that the
+    same import run again finishes (what is there already is skipped)."""
+    import stat
+
+    from optmem import transfer
+
+    records = [{"id": f"01KB{i:022d}", "ts": "2026-12-01T10:00:00Z", "text": f"imported note {i}"} for i in range(5)]
+    lines = [{"format": "optmem-export", "version": 1}] + [{"record": r} for r in records]
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), "utf-8")
+    monkeypatch.setattr(transfer, "CHUNK", 2)
+    real = fsio.append_lines
+    calls: list[int] = []
+
+    def the_log_turns_read_only_after_the_first_chunk(target, chunk, **kw):
+        if target == vault.log_path and calls:
+            vault.log_path.chmod(stat.S_IRUSR)  # (a real refusal, as a full disk makes one)
+        calls.append(len(chunk))
+        return real(target, chunk, **kw)
+
+    monkeypatch.setattr(fsio, "append_lines", the_log_turns_read_only_after_the_first_chunk)
+    try:
+        err = cli.json("import", str(path), code=3)["error"]
+    finally:
+        vault.log_path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+        monkeypatch.setattr(fsio, "append_lines", real)
+    assert err["code"] == "unwritable" and "nothing was changed" not in err["message"]
+    assert "the first 2 of the 5 records were imported" in err["message"], err["message"]
+    done = cli.json("import", str(path))
+    assert done["records"] == 3 and cli.json("search", "imported note")["total"] == 5
