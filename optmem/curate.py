@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from optmem import clock, view
+from optmem import clock, fsio, view
 from optmem.errors import OptmemError, UsageError, quote
 from optmem.record import BOOKKEEPING, CURATION, HANDOFF, MEMORY, RESTORE, Record, Tier, new_id
 from optmem.vault import Vault
@@ -307,7 +307,7 @@ def _gate(vault: Vault, queries: Path, before: dict[str, Any] | None = None) -> 
         return evaluate.run(vault, queries).overall
     with tempfile.TemporaryDirectory(prefix="optmem-curate-") as tmp:
         base = Path(tmp) / "before.json"
-        base.write_text(json.dumps({"k": 5, "overall": before, "queries": []}), "utf-8")
+        fsio.atomic_write(base, json.dumps({"k": 5, "overall": before, "queries": []}))
         result = evaluate.run(vault, queries, baseline=base)
         return result.overall, result.regressions or []
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,9 +38,15 @@ from optmem.record import (
     missing_fields,
     parse_line,
 )
-from optmem.vault import NAME_RE, OWN_FILES, Vault, hot_target
+from optmem.vault import NAME_RE, OWN_FILES, RELEASES, Vault, hot_target
 
 QUARANTINE = "LOG.quarantine.jsonl"
+OWN_NOTES = {  # this clone's own notes (`Vault.own_dir`), by what each keeps
+    lost.PURGED: "the records it purged (a purge is refused while it cannot note them)",
+    lost.NOTE: "what left the files outside optmem (told once, then not kept for doctor)",
+    lost.HELD: "the records the log held (records that leave it would not be told)",
+    RELEASES: "the records it released from quarantine (a release is refused)",
+}
 
 
 @dataclass(frozen=True)
@@ -648,6 +655,22 @@ def _check_own(vault: Vault, report: Report) -> None:
         purged: ("the hashes of the records this clone purged", "a sync would bring back what was purged"),
         notes: ("the notes of what left the files outside optmem", "doctor would no longer report it"),
     }
+    for name, what in OWN_NOTES.items():
+        for path in vault.own_kept(name):
+            try:
+                mode = path.stat().st_mode
+            except OSError:
+                continue
+            if stat.S_ISREG(mode) and (not mode & 0o222 or not os.access(path, os.W_OK)):
+                why = f"mode {stat.filemode(mode)}" + ("" if mode & 0o222 else ": read-only")
+                report.problems.append(
+                    Problem(
+                        "own_note_unwritable",
+                        str(path),
+                        f"this clone's own note of {what} cannot be written ({why}): commands that add to it fail "
+                        f"or remember less — make it writable (`chmod u+w {path}`)",
+                    )
+                )
     for name in OWN_FILES:
         if (vault.cache_dir / name).is_file():
             what, loss = said[name]
@@ -715,6 +738,7 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
     _check_quarantine(vault, report)
     if cache_ok:
         _check_lost(vault, report)
+        _check_purged(vault, report)
     if not vault.trusted:
         report.notes.append(
             "this vault is inside a git work tree and not on your trust list (it came in a clone): its "
@@ -1158,6 +1182,33 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
         report.notes.append(f"{len(stale) - 20} more stale pending record(s) not listed")
 
 
+def _check_purged(vault: Vault, report: Report) -> None:
+    """Records this clone purged (`lost.purged_hashes`) that are still in the log: a purge cut
+    short (killed, a full disk) — it notes the ids before it deletes anything and rewrites the log
+    last — or a line put back by hand or by a merge no sync has dropped again. Run again, the
+    purge finishes."""
+    from optmem.index import open_index
+
+    hashes = lost.purged_hashes(vault)
+    if not hashes:
+        return
+    with open_index(vault) as idx:
+        left = sorted(rid for rid in idx.ids() if lost.id_hash(rid) in hashes)
+    if not left:
+        return
+    shown = " ".join(left[:20]) + (" …" if len(left) > 20 else "")
+    report.problems.append(
+        Problem(
+            "purge_unfinished",
+            "the log" if vault.segmented else "LOG.jsonl",
+            f"purge unfinished: {len(left)} record(s) this clone purged are still in the log ({shown}) — a purge "
+            "was cut short (killed, a full disk), or a line was put back; run "
+            f"`optmem purge {' '.join(left[:20])} --yes` again to finish it",
+            id=left[0] if len(left) == 1 else None,
+        )
+    )
+
+
 def _own_files(vault: Vault, names: list[str]) -> set[str]:
     """The log files `--fix` may rewrite: the ones this clone writes. Another writer's file is
     theirs — a torn tail there may be a sync still under way — so its problems are only reported."""
@@ -1313,8 +1364,8 @@ def _stamp(vault: Vault, name: str, path: Path, untimed: dict[int, str], found_a
                     **_exact(raw.rstrip(b"\r\n")),
                 }
                 kept.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
-    fsio.append_bytes(vault.root / QUARANTINE, b"".join(kept), within=vault.root)
-    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
+    fsio.append_bytes(vault.root / QUARANTINE, b"".join(_not_kept_yet(vault, kept)), within=vault.root)
+    with fsio.rewriting(path, within=vault.root) as (out, src):
         for n, raw in enumerate(src, 1):
             if n in untimed:
                 obj = {k: v for k, v in json.loads(raw).items() if k not in ("id", "ts")}
@@ -1326,6 +1377,32 @@ def _stamp(vault: Vault, name: str, path: Path, untimed: dict[int, str], found_a
                 )
             out.write(raw)
     return at
+
+
+def _kept_as(entry: Any) -> tuple[Any, ...] | None:
+    """What makes a quarantine entry the same line moved (or stamped) again: its file, its line
+    number, its exact bytes and which of the two it was — not when."""
+    if not isinstance(entry, dict):
+        return None
+    said = (entry.get("file"), entry.get("line"), entry.get("raw"), entry.get("raw_base64"))
+    return (*(x if isinstance(x, str | int | None) else repr(x) for x in said), "stamped" in entry)
+
+
+def _not_kept_yet(vault: Vault, entries: list[bytes]) -> list[bytes]:
+    """The quarantine entries (JSON lines) it does not hold yet: a `--fix` cut short after it
+    wrote the quarantine and before it rewrote the log finds the same lines again, and the
+    quarantine keeps each once."""
+    path = vault.root / QUARANTINE
+    if not path.is_file():
+        return entries
+    held: set[tuple[Any, ...] | None] = set()
+    with open(path, "rb") as fh:
+        for raw, _ in fsio.lines(fh):
+            try:
+                held.add(_kept_as(json.loads(raw)))
+            except (ValueError, RecursionError):
+                continue
+    return [e for e in entries if _kept_as(json.loads(e)) not in held]
 
 
 def _where(name: str) -> dict[str, str]:
@@ -1347,8 +1424,8 @@ def _quarantine(vault: Vault, name: str, path: Path, lines: set[int], found_at: 
                 line = found_at[n] if found_at else n  # (numbered as doctor found the file)
                 entry: dict[str, Any] = {**_where(name), "line": line, "moved": at, **_exact(raw.rstrip(b"\n"))}
                 moved.append(json.dumps(entry, ensure_ascii=False).encode("utf-8") + b"\n")
-    fsio.append_bytes(vault.root / QUARANTINE, b"".join(moved), within=vault.root)
-    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
+    fsio.append_bytes(vault.root / QUARANTINE, b"".join(_not_kept_yet(vault, moved)), within=vault.root)
+    with fsio.rewriting(path, within=vault.root) as (out, src):
         for n, raw in enumerate(src, 1):
             if n not in lines:
                 out.write(raw)

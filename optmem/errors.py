@@ -137,7 +137,11 @@ CODES: dict[str, Code] = {
         VAULT,
         "a file of the vault cannot be written (read-only — for root too —, a full disk, a link leading out)",
     ),
-    "locked": Code(VAULT, "another writer held the vault's lock past the timeout"),
+    "locked": Code(
+        VAULT,
+        "another writer held the vault's lock past the timeout; `holder` names it (`pid`, `command`, `since`, "
+        "`state`: `stopped` when Ctrl-Z or SIGSTOP holds it)",
+    ),
     "merge_conflict": Code(VAULT, "a hot-memory file still holds git's conflict markers: resolve them first"),
     "bad_front_matter": Code(VAULT, "a handoff or tree node's front matter cannot be read: fix or remove the file"),
     "sync_failed": Code(VAULT, "`sync`: git could not fetch, merge or push; nothing stored was changed by it"),

@@ -72,6 +72,21 @@ def unwritable(path: Path, exc: OSError) -> Unwritable:
     return Unwritable(f"cannot write {path}: {why_unwritable(exc)}; nothing was changed", file=str(path))
 
 
+NOTHING_CHANGED = "nothing was changed"
+
+
+def partly_done(exc: OptmemError, done: str) -> OptmemError:
+    """`exc` as a caller that had already changed something says it: the "nothing was changed"
+    a refused write says by default (`unwritable`, `read_only`) becomes `done` — what the caller
+    knows it did, and what to do about it."""
+    if NOTHING_CHANGED in exc.message:
+        exc.message = exc.message.replace(NOTHING_CHANGED, done, 1)
+    else:
+        exc.message = f"{exc.message}; {done}"
+    exc.args = (exc.message,)
+    return exc
+
+
 def why_unwritable(exc: OSError) -> str:
     """The likely cause of a refused write, in a few words."""
     return {
@@ -377,12 +392,19 @@ def read_only(path: Path, mode: int) -> Unwritable:
     )
 
 
+FOLLOW_ROUNDS = 20  # a rewrite's fsynced catch-ups with its source (`Replacement.follow`) before it renames anyway
+
+
 class Replacement:
     """A new version of `path`, written to a temporary file beside it (`.<name>.<pid>.<random>.tmp`,
     so one left by a killed process can be told from one being written: `clean_temporaries`).
     `commit` makes it the file (fsynced, renamed, folder fsynced); `discard` drops it, and the
     folders it made for it. Made only when `path` can be replaced: a read-only file, a folder
-    that takes no file, a full disk refuse here (`Unwritable`), before anything else is done."""
+    that takes no file, a full disk refuse here (`Unwritable`), before anything else is done.
+
+    A rewrite of a file others append to (the log, ACCESS.jsonl: a line typed by hand, a recall
+    time) follows its source (`follow`, `rewriting`): what the source grew by after it was read
+    is copied after what was written, before the rename."""
 
     def __init__(self, path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> None:
         import tempfile
@@ -394,6 +416,7 @@ class Replacement:
         self._made = top if not top.exists() else None
         ensure_dir(path.parent, within=within)
         self.path, self._mode, self._synced = path, mode, False
+        self._source: Any = None
         try:
             fd, self._tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
         except OSError as exc:
@@ -422,14 +445,68 @@ class Replacement:
             raise unwritable(self.path, exc) from exc
         self._synced = True
 
-    def commit(self) -> None:
-        """Put the new version in `path`'s place (atomically: readers see the old file or this one)."""
-        if not self._synced:
-            self.sync()
+    def follow(self, source: Any) -> None:
+        """This is a rewrite of `source` (a binary handle on `path`, read to its end by the caller):
+        at `commit`, the bytes appended to it since — by a person, a script, a writer that takes no
+        lock — are copied as they are after what was written (`_catch_up`)."""
+        self._source = source
+
+    def _catch_up(self) -> bool:
+        """Copy what the source grew by since it was last read; whether it had grown. A source
+        that is no longer the file at `path` (something renamed another file there meanwhile)
+        is refused: renaming over that file would lose it."""
+        if self._source is None:
+            return False
         try:
-            self._fh.close()
+            here = os.stat(self.path)
+            src = os.fstat(self._source.fileno())
+        except FileNotFoundError:
+            here = None
+        except OSError as exc:
+            raise unwritable(self.path, exc) from exc
+        if here is None or (here.st_dev, here.st_ino) != (src.st_dev, src.st_ino):
+            raise Unwritable(
+                f"{self.path} was replaced (or removed) by another program while optmem rewrote it; nothing was "
+                "changed — run the command again",
+                file=str(self.path),
+            )
+        grew = False
+        while True:
+            try:
+                more = self._source.read(1 << 20)
+            except OSError as exc:
+                raise Unreadable(
+                    f"cannot read {self.path}: {exc.strerror}",
+                    file=str(self.path),
+                    reason=f"cannot be read ({exc.strerror})",
+                ) from exc
+            if not more:
+                return grew
+            self.write(more)
+            grew = True
+
+    def commit(self) -> None:
+        """Put the new version in `path`'s place (atomically: readers see the old file or this one).
+
+        Following a source (`follow`), it copies what the source grew by, fsyncs, and looks
+        again, until a look right after an fsync finds nothing new (at most `FOLLOW_ROUNDS`
+        times: a source still growing then is copied once more, and that last piece is fsynced
+        just after the rename) — an append can still land in the old file only between that last
+        look and the rename, a few system calls."""
+        for _ in range(FOLLOW_ROUNDS):
+            if not self._synced:
+                self.sync()
+            if not self._catch_up():
+                break
+        else:
+            self._catch_up()
+        try:
+            self._fh.flush()
             os.chmod(self._tmp, self._mode)
             os.replace(self._tmp, self.path)
+            if not self._synced:
+                os.fsync(self._fh.fileno())
+            self._fh.close()
         except OSError as exc:
             raise unwritable(self.path, exc) from exc
         _fsync_dir(self.path.parent)
@@ -470,6 +547,24 @@ def atomic_stream(path: Path, *, mode: int = FILE_MODE, within: Path | None = No
     try:
         yield new
         new.commit()
+    except BaseException:
+        new.discard()
+        raise
+
+
+@contextmanager
+def rewriting(path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> Iterator[tuple[Replacement, Any]]:
+    """Rewrite `path`, a file others may append to while it is rewritten (the log, ACCESS.jsonl):
+    yields (the replacement, a binary handle reading the file as it is); the caller reads the
+    handle to its end, writing what is to be kept. What is appended to the file meanwhile is
+    carried over as it is (`Replacement.follow`); the replacement takes the file's place only if
+    the block finishes without an exception."""
+    new = Replacement(path, mode=mode, within=within)
+    try:
+        with open(path, "rb") as src:
+            new.follow(src)
+            yield new, src
+            new.commit()
     except BaseException:
         new.discard()
         raise
@@ -615,12 +710,51 @@ def remove_file(path: Path) -> None:
 def exclusive_lock(lock_path: Path, timeout: float, *, within: Path | None = None) -> Iterator[None]:
     """Hold an exclusive advisory lock on `lock_path`, waiting at most `timeout` seconds.
 
-    Raises `Locked` (exit 3) when another process keeps it longer than that.
+    The lock is held on the file that is at `lock_path`: one deleted or replaced while this
+    process waited for it (a `git clean`, a deleted `.cache/`) is let go and the file now at the
+    path is locked instead — else two processes would each hold a lock, on different files. The
+    holder writes who it is into the file (`holder`); raises `Locked` (exit 3) when another
+    process keeps it longer than `timeout`, naming that process (and whether it is stopped).
     """
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    fd = _open_lock(lock_path, within)
+    held = False
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise locked(lock_path, timeout) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+                continue
+            if _at_path(fd, lock_path):
+                break
+            os.close(fd)  # (its lock goes with it: this file is no longer the lock)
+            fd = -1
+            fd = _open_lock(lock_path, within)
+        held = True
+        _name_holder(fd)
+        yield
+    finally:
+        if fd >= 0:
+            if held:
+                try:  # (still held: the next holder finds no stale name)
+                    os.ftruncate(fd, 0)
+                except OSError:
+                    pass
+            os.close(fd)  # closing the descriptor releases the flock
+
+
+def _open_lock(lock_path: Path, within: Path | None) -> int:
     ensure_dir(lock_path.parent, within=within)
     check_within(lock_path, within)
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
     except IsADirectoryError as exc:
         raise Unreadable(
             f"the lock file {lock_path} is a folder; remove that folder (it holds "
@@ -629,24 +763,86 @@ def exclusive_lock(lock_path: Path, timeout: float, *, within: Path | None = Non
         ) from exc
     except OSError as exc:
         raise unwritable(lock_path, exc) from exc
+
+
+def _at_path(fd: int, path: Path) -> bool:
+    """Whether the file open as `fd` is the one at `path` now (not deleted, not replaced)."""
     try:
-        deadline = time.monotonic() + timeout
-        delay = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise Locked(
-                        f"the vault is locked by another optmem process (waited {timeout:g}s); "
-                        "try again, or raise [lock] timeout in optmem.toml",
-                        file=str(lock_path),
-                    ) from exc
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the flock
+        here = os.stat(path)
+    except OSError:
+        return False
+    st = os.fstat(fd)
+    return (here.st_dev, here.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _name_holder(fd: int) -> None:
+    """Write who holds the lock into its file, one JSON line: pid, command, since when — for the
+    `Locked` error another process raises (`holder`). A file that cannot be written still locks."""
+    import json
+    import sys
+
+    from optmem import clock
+    from optmem.errors import clip
+
+    command = " ".join([os.path.basename(sys.argv[0]) if sys.argv else "python", *sys.argv[1:]])
+    line = json.dumps(
+        {"pid": os.getpid(), "command": clip(command), "since": clock.format_ts(clock.now())}, ensure_ascii=False
+    )
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, line.encode("utf-8") + b"\n", 0)
+    except OSError:
+        pass
+
+
+def holder(lock_path: Path) -> dict[str, Any] | None:
+    """Who holds the lock at `lock_path`, as its holder wrote it (`_name_holder`), with its state
+    now ("stopped": Ctrl-Z or SIGSTOP; "running"); None when no live process is named (a holder
+    that has not written yet, or one gone)."""
+    import json
+
+    try:
+        with open(lock_path, "rb") as fh:
+            got = json.loads(fh.read(4096) or b"null")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(got, dict) or not isinstance(got.get("pid"), int) or not _alive(got["pid"]):
+        return None
+    out = {k: got[k] for k in ("pid", "command", "since") if isinstance(got.get(k), int | str)}
+    out["state"] = "stopped" if _state(got["pid"]) in ("T", "t") else "running"
+    return out
+
+
+def _state(pid: int) -> str:
+    """Process `pid`'s state letter (Linux's /proc; "" where there is none)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b") ")[2][:1].decode("ascii", "replace")
+    except OSError:
+        return ""
+
+
+def locked(lock_path: Path, timeout: float) -> Locked:
+    """The error for a lock another process kept past `timeout`: who, when it says, and what to do."""
+    who = holder(lock_path)
+    if who is None:
+        return Locked(
+            f"the vault is locked by another optmem process (waited {timeout:g}s); "
+            "try again, or raise [lock] timeout in optmem.toml",
+            file=str(lock_path),
+        )
+    pid = who["pid"]
+    said = [f"`{who['command']}`" if who.get("command") else "", f"since {who['since']}" if who.get("since") else ""]
+    named = f"process {pid}" + (f" ({', '.join(x for x in said if x)})" if any(said) else "")
+    if who["state"] == "stopped":
+        what = (
+            f"it is stopped (Ctrl-Z or SIGSTOP) and holds the lock until it goes on: resume it (`fg` in its "
+            f"shell, or `kill -CONT {pid}`) or end it (`kill {pid}`), then try again"
+        )
+    else:
+        what = "try again when it has finished, or raise [lock] timeout in optmem.toml"
+    return Locked(
+        f"the vault is locked by another optmem process, {named} (waited {timeout:g}s); {what}",
+        file=str(lock_path),
+        holder=who,
+    )

@@ -244,8 +244,8 @@ def _note(vault: Vault, item: dict[str, Any], *, told: bool = True) -> None:
     line = json.dumps({"at": clock.format_ts(clock.now()), **item}, ensure_ascii=False).encode("utf-8")
     try:
         fsio.append_lines(vault.own(NOTE), [line], within=vault.own_within)
-    except OSError:
-        pass  # (a vault that cannot be written: the command still says it)
+    except (OSError, OptmemError):
+        pass  # (a vault or a note that cannot be written: the command still says it, doctor names the file)
 
 
 def notes(vault: Vault) -> list[dict[str, Any]]:

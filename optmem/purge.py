@@ -95,21 +95,38 @@ def purge(
         # In an order a kill at any point leaves re-runnable: what is made again from the log (tree
         # nodes, recall times) first; then the kept lines stop naming the purged ones, in every log
         # file; only then are the purged lines dropped — no kept line names an id that is gone.
+        # Stopped part-way (a full disk), it says what it had done: not "nothing was changed".
         files: list[str] = []
-        for path, shown in derived:
-            if shown.endswith("/"):
-                fsio.remove_tree(path)
-            else:
+        again = f"optmem purge {' '.join(ids) if ids else f'--domain {domain}' if domain else '--all'} --yes"
+        try:
+            for path, shown in derived:
+                if shown.endswith("/"):
+                    fsio.remove_tree(path)
+                else:
+                    fsio.remove_file(path)
+                if shown:
+                    files.append(shown)
+            _rewrite_access(vault, targets, everything)
+            lines = _rewrite_log(vault, targets, everything, seen)
+        except (OptmemError, OSError) as exc:
+            err = exc if isinstance(exc, OptmemError) else fsio.unwritable(Path(exc.filename or vault.root), exc)
+            gone = f"it had deleted {', '.join(files[:10])}{', …' if len(files) > 10 else ''}" if files else ""
+            raise fsio.partly_done(
+                err,
+                f"the purge is unfinished ({gone or 'the records are still in the log'}; `optmem doctor` names "
+                f"what is left) — once that is fixed, run `{again}` again to finish it",
+            ) from exc
+        try:
+            for path in index_files:
                 fsio.remove_file(path)
-            if shown:
-                files.append(shown)
-        _rewrite_access(vault, targets, everything)
-        lines = _rewrite_log(vault, targets, everything, seen)
-        for path in index_files:
-            fsio.remove_file(path)
-        from optmem.index import build
+            from optmem.index import build
 
-        build(vault)
+            build(vault)
+        except (OptmemError, OSError) as exc:
+            err = exc if isinstance(exc, OptmemError) else fsio.unwritable(Path(exc.filename or vault.root), exc)
+            raise fsio.partly_done(
+                err, "the records are purged from the log; the search index is built again at its next use"
+            ) from exc
         restored: list[str] = []
         warnings: list[str] = []
         if not everything:  # a project's handoff file shows the handoff it still has, as after `forget`
@@ -316,7 +333,7 @@ def _rewrite_file(
     vault: Vault, path: Path, targets: set[str], everything: bool, seen: dict[str, list[str]], drop: bool
 ) -> int:
     dropped = 0
-    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
+    with fsio.rewriting(path, within=vault.root) as (out, src):
         for raw in src:
             if everything:
                 dropped += 1
@@ -345,15 +362,15 @@ def _rewrite_file(
 def _rewrite_access(vault: Vault, targets: set[str], everything: bool) -> None:
     """ACCESS.jsonl without the purged ids (a recall or a cooling names ids, no text — but "for
     good" leaves no trace): they leave each line's lists, a line left naming nothing goes. Recall
-    lines are appended without the log's lock, so one written meanwhile may be lost: a recall
-    time, nothing stored."""
+    lines are appended without the log's lock: one written meanwhile is carried over as it is
+    (`fsio.rewriting`)."""
     for _, path in vault.access_files():
         if path.is_file() and not path.is_symlink():  # (else: none yet, or not what it should be — doctor says)
             _rewrite_access_file(vault, path, targets, everything)
 
 
 def _rewrite_access_file(vault: Vault, path: Path, targets: set[str], everything: bool) -> None:
-    with fsio.atomic_stream(path, within=vault.root) as out, open(path, "rb") as src:
+    with fsio.rewriting(path, within=vault.root) as (out, src):
         for raw in src:
             try:
                 obj = json.loads(raw)

@@ -602,7 +602,17 @@ class _Batch:
         with self.vault.lock():
             target = self.vault.append_path()
             for i in range(0, len(self.lines), CHUNK):
-                fsio.append_lines(target, self.lines[i : i + CHUNK], within=self.vault.root)
+                try:
+                    fsio.append_lines(target, self.lines[i : i + CHUNK], within=self.vault.root)
+                except OptmemError as exc:
+                    if not i:
+                        raise
+                    raise fsio.partly_done(
+                        exc,
+                        f"the first {i:,} of the {len(self.lines):,} records were imported (each whole); the rest "
+                        "were not — once that is fixed, run the same import again: what is in the log already is "
+                        "skipped",
+                    ) from exc
                 self.passed(self.lines[i : i + CHUNK])
             _mark_seen(self.vault, clock.format_ts(clock.now()), self.ids)
             if self.was_empty and self.lines:

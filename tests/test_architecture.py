@@ -290,3 +290,36 @@ def test_one_table_says_how_second_hand_each_origin_is():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("import:"):
                 spelled.append(f"{module}:{node.lineno}")
     assert [where.partition(":")[0] for where in spelled] == ["optmem.record"], spelled
+
+
+def _direct_writes(root: Path) -> list[str]:
+    """Calls that write a file without `optmem.fsio`: `write_text`, `write_bytes`, `open` (or
+    `fdopen`) with a mode that writes — each as "path:line"."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path == root / "fsio.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            mode: object = None
+            if name in ("open", "fdopen"):
+                given = node.args[1:2] + [k.value for k in node.keywords if k.arg == "mode"]
+                mode = given[0].value if given and isinstance(given[0], ast.Constant) else None
+            if name in ("write_text", "write_bytes") or (isinstance(mode, str) and set(mode) & set("wax+")):
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_only_fsio_writes_files():
+    """One place writes files (`optmem.fsio`: atomic replaces, whole-line appends, the checks
+    before them) — review 17 #10: sync wrote a merged .gitignore with `write_text`."""
+    assert _direct_writes(Path(optmem.__file__).parent) == []
+
+
+def test_the_check_finds_a_planted_direct_write(tmp_path):
+    (tmp_path / "a.py").write_text("from pathlib import Path\nPath('x').write_text('y')\n")
+    (tmp_path / "b.py").write_text("f = open('x', 'ab')\ng = open('x', 'rb')\n")
+    assert _direct_writes(tmp_path) == ["a.py:2", "b.py:1"]

@@ -513,7 +513,12 @@ def _settle_derived(git: _Git, report: SyncReport) -> None:
         if path in LINE_SETS:  # both sides' lines, each once
             lines = [git.run("show", f":{stage}:{path}", check=False).stdout for stage in (2, 3)]
             merged = list(dict.fromkeys(line for text in lines for line in text.splitlines() if line.strip()))
-            (git.root / path).write_text("".join(f"{line}\n" for line in merged), "utf-8")
+            target = git.root / path
+            try:  # (the file's mode kept: a .gitignore others read)
+                mode = target.stat().st_mode & 0o777
+            except OSError:
+                mode = 0o644
+            fsio.atomic_write(target, "".join(f"{line}\n" for line in merged), mode=mode, within=git.root)
             git.run("add", "--", path)
             continue
         if not any(path.startswith(p) if p.endswith("/") else fnmatch(path, p) for p in DERIVED):
