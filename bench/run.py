@@ -31,8 +31,9 @@ Machines are noisy, so each target is a ratio to an anchor that runs right besid
 * stats: `optmem search` on the same vault (a whole process that opens the index and reads it);
 * hub (a warm server): `optmem search` as a whole process, what an agent without a server pays
   a query — beside searches on a warm handle in one process (bench/warm.py) and through
-  `optmem mcp --http` with 4 clients at once (Basic Memory's MCP search, measured side by side
-  once, answered in 32 ms at 10k notes);
+  `optmem mcp --http` with 4 clients at once — the MCP SDK's client, and plain JSON-RPC over
+  HTTP as a client in another language sends it (Basic Memory's MCP search, measured side by
+  side once, answered in 32 ms at 10k notes);
 * sync: the first search after another writer's 1,000 records arrived (a sync, a file sync)
   against the same search once caught up: the difference is the catch-up; the index file must
   be the same one after it (caught up, never rebuilt).
@@ -56,7 +57,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -537,7 +540,9 @@ def bench_hub(
     (`optmem.warm`, what `optmem mcp` and the Hermes provider answer with) — the bench's queries
     in turn, and 200 different queries each once — then, at 100k, `optmem mcp --http` with
     `clients` MCP clients at once, each making `calls` searches of different queries over
-    streamable HTTP: the p50/p95 of one call and the queries per second. The anchor of each row
+    streamable HTTP: the p50/p95 of one call and the queries per second — the SDK's clients
+    served by one process, then by one worker per CPU, then plain JSON-RPC clients (`hub_row`)
+    by one worker per CPU. The anchor of each row
     is `optmem search` as a whole process (what an agent without a server pays a query),
     measured beside it."""
     from warm import distinct_queries
@@ -573,15 +578,22 @@ def bench_hub(
         )
         if size == hub_size:  # one process (the hub before its workers), then one worker per CPU
             rows += [hub_row(vault, size, cli_ms, clients, calls, work, workers) for workers in (1, 0)]
+            rows.append(hub_row(vault, size, cli_ms, clients, calls, work, 0, client="http"))
         if keep is None:
             shutil.rmtree(vault, ignore_errors=True)
     return rows
 
 
-def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int, work: Path, workers: int = 0) -> Row:
+def hub_row(
+    vault: Path, size: int, cli_ms: float, clients: int, calls: int, work: Path, workers: int = 0, client: str = "sdk"
+) -> Row:
     """`optmem mcp --http` on `vault`, `clients` MCP clients searching at once; `workers` its
-    [mcp] workers (0: one per CPU, 1: its own process), in a configuration of its own in `work`."""
-    import asyncio
+    [mcp] workers (0: one per CPU, 1: its own process), in a configuration of its own in `work`.
+    `client`: "sdk", the MCP Python SDK's client (`ClientSession` over streamable HTTP, as a
+    Python agent has it), or "http", plain JSON-RPC over keep-alive HTTP connections — the
+    protocol's own messages (initialize, then tools/call), as a client in another language sends
+    them, with no SDK around them. Both run in this process, whose CPU a call is reported (the
+    clients' share of the machine's two cores)."""
     import socket
 
     from warm import distinct_queries
@@ -599,7 +611,13 @@ def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int, wor
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    asked = distinct_queries(clients * calls, seed=44)
+    asked = [distinct_queries(clients * calls, seed=44)[i * calls : (i + 1) * calls] for i in range(clients)]
+    clock: dict[str, Any] = {}  # when the clock starts: the time, the hub's CPU, this process's; its workers
+
+    def start() -> None:
+        clock.update(wall=time.perf_counter(), hub=process_cpu_ms(hub.pid), own=time.process_time())
+        clock["workers"] = hub_workers(hub.pid)
+
     try:
         for _ in range(600):
             try:
@@ -607,61 +625,142 @@ def hub_row(vault: Path, size: int, cli_ms: float, clients: int, calls: int, wor
                 break
             except OSError:
                 time.sleep(0.1)
-
-        started: list[float] = []
-
-        async def client(i: int, go: asyncio.Event, waiting: list[int]) -> list[float]:
-            from mcp import ClientSession
-            from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
-
-            took = []
-            http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-            async with http, streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (r, w, *_):
-                async with ClientSession(r, w) as session:
-                    await session.initialize()
-                    for q in QUERIES:  # warm: the hub's first searches open and cache
-                        await session.call_tool("search", {"query": q})
-                    waiting.append(i)
-                    if len(waiting) == clients:  # every client connected and warm: the clock starts
-                        started.append(time.perf_counter())
-                        used.append(process_cpu_ms(hub.pid))
-                        seen.append(hub_workers(hub.pid))
-                        go.set()
-                    await go.wait()
-                    for q in asked[i * calls : (i + 1) * calls]:
-                        t = time.perf_counter()
-                        await session.call_tool("search", {"query": q})
-                        took.append((time.perf_counter() - t) * 1000)
-            return took
-
-        async def all_clients() -> tuple[list[float], float]:
-            go, waiting = asyncio.Event(), []
-            done = await asyncio.gather(*(client(i, go, waiting) for i in range(clients)))
-            return [ms for one in done for ms in one], time.perf_counter() - started[0]
-
-        used: list[float | None] = []  # the hub's CPU when the clock starts, and at the end
-        seen: list[int] = []  # its worker processes
-        took, wall = asyncio.run(all_clients())
-        used.append(process_cpu_ms(hub.pid))
+        took = (sdk_clients if client == "sdk" else http_clients)(port, token, asked, start)
+        wall, own = time.perf_counter() - clock["wall"], time.process_time() - clock["own"]
+        used = process_cpu_ms(hub.pid)
     finally:
         hub.kill()
         hub.wait()
     took.sort()
     qps = len(took) / wall
-    before, after = used
-    per_query = "?" if before is None or after is None else f"{(after - before) / len(took):,.1f} ms"
-    served_by = f"{seen[0]} worker processes" if seen and seen[0] else "one process"
+    before = clock["hub"]
+    per_query = "?" if before is None or used is None else f"{(used - before) / len(took):,.1f} ms"
+    served_by = f"{clock['workers']} worker processes" if clock["workers"] else "one process"
+    by = "the MCP SDK's client" if client == "sdk" else "plain JSON-RPC over HTTP"
     p50, p95 = took[len(took) // 2], took[int(len(took) * 0.95)]
     return (
-        f"hub: {clients} clients searching at once, {size:,} records, {served_by} (p50)",
+        f"hub: {clients} clients searching at once ({by}), {size:,} records, {served_by} (p50)",
         p50,
         "optmem search, one process a query",
         cli_ms,
         "≤ 30 ms, ≥ 100 queries/s",
         f"{qps:.1f} queries/s (a process a query: {1000 / cli_ms:.1f}/s); p95 {p95:,.1f} ms; "
-        f"{len(took)} different queries; the hub's CPU {per_query} a query",
+        f"{len(took)} different queries; the hub's CPU {per_query} a query, "
+        f"the clients' {own * 1000 / len(took):,.1f} ms",
     )
+
+
+def sdk_clients(port: int, token: str, asked: list[list[str]], start: Callable[[], None]) -> list[float]:
+    """One MCP SDK client session for each list of `asked` queries, all at once over streamable
+    HTTP: each connects and warms the hub (the bench's queries), then — `start()` called when all
+    are ready — searches its queries in turn. The ms of each search."""
+    import asyncio
+
+    async def client(i: int, go: asyncio.Event, waiting: list[int]) -> list[float]:
+        from mcp import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        took = []
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http, streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (r, w, *_):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                for q in QUERIES:  # warm: the hub's first searches open and cache
+                    await session.call_tool("search", {"query": q})
+                waiting.append(i)
+                if len(waiting) == len(asked):  # every client connected and warm: the clock starts
+                    start()
+                    go.set()
+                await go.wait()
+                for q in asked[i]:
+                    t = time.perf_counter()
+                    result = await session.call_tool("search", {"query": q})
+                    took.append((time.perf_counter() - t) * 1000)
+                    if result.is_error:
+                        raise SystemExit(f"bench: the hub refused a search: {result.content}")
+        return took
+
+    async def all_clients() -> list[float]:
+        go, waiting = asyncio.Event(), []
+        done = await asyncio.gather(*(client(i, go, waiting) for i in range(len(asked))))
+        return [ms for one in done for ms in one]
+
+    return asyncio.run(all_clients())
+
+
+def http_clients(port: int, token: str, asked: list[list[str]], start: Callable[[], None]) -> list[float]:
+    """As `sdk_clients`, each client a thread speaking the protocol's JSON-RPC itself over one
+    keep-alive HTTP connection (`http.client`): initialize (keeping the session id, when the hub
+    gives one), the initialized notification, then one POST a tools/call, its JSON answer read."""
+    import http.client
+    import threading
+
+    head = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    ready = threading.Barrier(len(asked) + 1)
+    took: list[float] = []
+    failed: list[str] = []
+
+    def post(conn: http.client.HTTPConnection, message: dict[str, Any], headers: dict[str, str]) -> Any:
+        conn.request("POST", "/mcp", json.dumps(message), headers)
+        answer = conn.getresponse()
+        body = answer.read()
+        if answer.status >= 300 or (body and b'"isError":true' in body) or b'"error"' in body[:40]:
+            raise RuntimeError(f"HTTP {answer.status}: {body[:300]!r}")
+        return answer
+
+    def client(queries: list[str]) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port)
+        try:
+            hello = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "1"},
+                },
+            }
+            session = post(conn, hello, head).getheader("mcp-session-id")
+            headers = {**head, "MCP-Protocol-Version": "2025-06-18", **({"mcp-session-id": session} if session else {})}
+            post(conn, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+
+            def search(n: int, q: str) -> None:
+                params = {"name": "search", "arguments": {"query": q}}
+                post(conn, {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}, headers)
+
+            for n, q in enumerate(QUERIES, 1):  # warm: the hub's first searches open and cache
+                search(n, q)
+        except Exception as exc:  # (said below, after the others are released)
+            failed.append(str(exc))
+        ready.wait()
+        if failed:
+            return
+        try:
+            for n, q in enumerate(queries, 100):
+                t = time.perf_counter()
+                search(n, q)
+                took.append((time.perf_counter() - t) * 1000)
+        except Exception as exc:
+            failed.append(str(exc))
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=client, args=(queries,)) for queries in asked]
+    for t in threads:
+        t.start()
+    ready.wait()
+    start()
+    for t in threads:
+        t.join()
+    if failed:
+        raise SystemExit(f"bench: a plain HTTP client failed: {failed[0]}")
+    return took
 
 
 def bench_stats(sizes: list[int], repeat: int, work: Path) -> list[Row]:

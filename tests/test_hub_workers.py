@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG, fenced_json, log_lines, wait_until
-from test_hub import answers, free_port, hub_config, rpc, start_hub
+from test_hub import TOKEN, answers, free_port, hub_config, rpc, start_hub
 
 
 def children(pid: int) -> set[int]:
@@ -298,3 +298,107 @@ def test_the_workers_socket_says_tcp_so_answers_are_not_held_back_and_a_taken_po
             server.close()
 
     assert asyncio.run(nodelay()) != 0
+
+
+def held_connections(pid: int, port: int) -> int:
+    """How many established TCP connections to local `port` the process `pid` holds (Linux's
+    /proc: its descriptors' socket inodes, against /proc/net/tcp's connections)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":  # (01: established)
+                inodes.add(fields[9])
+    held = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        held += target.startswith("socket:[") and target[8:-1] in inodes
+    return held
+
+
+@pytest.mark.long
+def test_clients_connections_are_shared_out_between_the_workers(vault_path, tmp_path):
+    """Four clients connect at once and each keeps its connection open (keep-alive, as an MCP
+    client does) and calls over it: the two workers hold two each. asyncio accepts every waiting connection in whichever
+    worker wakes first, and four clients were often all served by one worker while the other
+    idled; a worker now leaves a new connection to one holding fewer."""
+    import http.client
+    import json
+
+    port = free_port()
+    hub = start_hub(vault_path, str(port), hub_config(tmp_path, workers=2))
+    conns = []
+    try:
+        wait_until(lambda: len(children(hub.pid)) == 2, "two workers")
+        call(port, "append", {"text": "the staging server runs the deploy"})
+        conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=HANG) for _ in range(4)]
+        for conn in conns:  # all four waiting to be accepted at once, as clients starting together
+            conn.connect()
+        for i, conn in enumerate(conns):
+            message = {
+                "jsonrpc": "2.0",
+                "id": i,
+                "method": "tools/call",
+                "params": {"name": "search", "arguments": {"query": "staging deploy"}},
+            }
+            headers = {
+                "content-type": "application/json",
+                "accept": "application/json, text/event-stream",
+                "Authorization": f"Bearer {TOKEN}",
+            }
+            conn.request("POST", "/mcp", json.dumps(message), headers)
+            answer = json.loads(conn.getresponse().read())
+            hits = fenced_json(answer["result"]["content"][0]["text"])["hits"]
+            assert [h["text"] for h in hits] == ["the staging server runs the deploy"]
+        workers = children(hub.pid)
+        assert sorted(held_connections(pid, port) for pid in workers) == [2, 2]
+    finally:
+        for conn in conns:
+            conn.close()
+        hub.send_signal(signal.SIGTERM)
+        hub.wait(HANG)
+
+
+def test_in_a_worker_a_search_runs_in_the_event_loops_thread_and_a_write_in_a_thread_of_its_own():
+    """`app.inline` (a hub's worker sets it): the tools that only read and answer quickly
+    (`INLINE`) run in the event loop's thread — handing each call to a thread and back cost CPU
+    and time — while a write (it may wait for the vault lock) and `context` (long at a million
+    records) still run in a thread of their own, as every tool does where `inline` is not set
+    (one process answering every client: its threads overlap SQLite's work)."""
+    import asyncio
+    import importlib
+
+    from optmem.cli.mcpserve import refuse
+    from optmem.cli.spec import COMMANDS, REGISTRY
+    from optmem.integrations.mcp import INLINE, build_server
+
+    for module, _ in set(COMMANDS.values()):
+        importlib.import_module(f"optmem.cli.{module.lstrip('@')}")
+    ran: dict[str, bool] = {}  # command → whether it ran in the event loop's thread
+
+    def run(args: list[str]) -> str:
+        ran[args[0]] = threading.current_thread() is threading.main_thread()
+        return '{"ok": true}'
+
+    app = build_server(REGISTRY, run, refuse)
+
+    async def calls() -> None:
+        await app.call_tool("search", {"query": "deploy"})
+        await app.call_tool("conflicts", {})
+        await app.call_tool("handoff_read", {})
+        await app.call_tool("context", {})
+        await app.call_tool("append", {"text": "a note"})
+
+    asyncio.run(calls())
+    assert ran == {"search": False, "conflicts": False, "handoff": False, "context": False, "append": False}
+    app.inline = True
+    asyncio.run(calls())
+    assert ran == {"search": True, "conflicts": True, "handoff": True, "context": False, "append": False}
+    assert INLINE == {"search", "conflicts", "handoff_read"}

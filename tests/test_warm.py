@@ -292,3 +292,38 @@ def test_the_server_finds_what_another_process_wrote_and_honours_an_edited_optme
     assert len(first["hits"]) == 1 and len(after_write["hits"]) == 2
     assert refused["ok"] is False and "k1" in refused["error"]["message"]
     assert len(fixed["hits"]) == 2
+
+
+@pytest.mark.long
+def test_the_servers_searches_start_no_process_and_reopen_no_index_in_a_thread_or_in_the_loop(vault_path, no_sweep):
+    """The MCP server's application (what stdio and every hub worker serve): after its first
+    search, a search opens no connection to the index and starts no process — whether the tool
+    runs in a thread of its own (stdio, one process) or in the event loop's thread (a hub's
+    worker: `app.inline`) — and a record appended through it meanwhile is found."""
+    import asyncio
+
+    from conftest import fenced_json
+
+    from optmem.cli.common import STATE, own_state
+    from optmem.cli.mcpserve import server
+
+    corpus(Vault(vault_path))
+
+    async def search_for(app: Any, query: str) -> dict[str, Any]:
+        result = await app.call_tool("search", {"query": query})
+        return fenced_json(result.content[0].text)
+
+    found: dict[bool, list[int]] = {}
+    with own_state():
+        STATE.vault_opt = str(vault_path)
+        with server() as app:
+            for inline in (False, True):
+                app.inline = inline
+                asyncio.run(search_for(app, "kiwi"))
+                with watched() as seen:
+                    hits = [len(asyncio.run(search_for(app, q))["hits"]) for q in ("kiwi harvest", "backend")]
+                assert seen == [], inline  # no process, no connection opened again
+                asyncio.run(app.call_tool("append", {"text": f"a quokka was seen ({inline})"}))
+                hits.append(len(asyncio.run(search_for(app, "quokka"))["hits"]))
+                found[inline] = hits
+    assert found == {False: [6, 6, 1], True: [6, 6, 2]}

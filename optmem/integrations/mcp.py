@@ -355,9 +355,19 @@ def as_result(text: str, block: tuple[str, ...] = ()) -> Any:
     )
 
 
+# the tools that only read and answer in milliseconds: in a hub's worker process they run in the
+# event loop's thread (`_register`). `context` is not one: at a million records it takes a few
+# hundred ms, and a search beside it in the same worker should not wait for it whole
+INLINE = frozenset({"search", "conflicts", "handoff_read"})
+
+
 def _register(app: Any, fn: Any, name: str | None = None) -> None:
     """Add a tool whose result is built here (not wrapped into {"result": …} by the SDK), its
-    arguments checked strictly (`_strict`) and its text arguments kept as text (`_keep_text`)."""
+    arguments checked strictly (`_strict`) and its text arguments kept as text (`_keep_text`).
+    The SDK runs a tool in a worker thread; one of `INLINE` runs in the event loop's thread instead
+    when the server says so (`app.inline`: a hub's worker process, where other processes answer
+    meanwhile): handing a call to a thread and back cost ~0.9 ms of CPU a call, and the two threads
+    waited on each other for the interpreter lock (milliseconds of each call's time)."""
     try:
         app.tool(name=name, structured_output=False)(fn)
     except TypeError:  # an SDK that does not know structured_output
@@ -366,6 +376,25 @@ def _register(app: Any, fn: Any, name: str | None = None) -> None:
     if tool is not None:
         _strict(tool)
         _keep_text(tool)
+        if (name or fn.__name__) in INLINE and not getattr(tool, "is_async", True):
+            _inline(app, tool)
+
+
+def _inline(app: Any, tool: Any) -> None:
+    """`tool` (a function the SDK would run in a worker thread) run in the event loop's thread
+    while `app.inline` is set, in a worker thread as before otherwise."""
+    import functools
+
+    import anyio.to_thread
+
+    sync = tool.fn
+
+    async def run(**values: Any) -> Any:
+        if getattr(app, "inline", False):
+            return sync(**values)
+        return await anyio.to_thread.run_sync(functools.partial(sync, **values))
+
+    tool.fn, tool.is_async = run, True
 
 
 def _strict(tool: Any) -> None:
@@ -706,6 +735,7 @@ def _server(base: Any, refuse: Callable[[OptmemError], str]) -> Any:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.arguments: dict[str, list[str]] = {}  # tool → the arguments it takes
+            self.inline = False  # `INLINE` tools in the event loop's thread (a hub's worker: `_register`)
             if isinstance(getattr(self, "middleware", None), list):  # (an SDK without middleware: its own answer)
                 self.middleware.append(_params_explained)
 
@@ -1430,6 +1460,8 @@ def serve_http(app: Any, host: str, port: int, token: str, limits: Any = None, l
 
     def work(index: int) -> None:
         log_to_stderr(log_level)
+        # one call at a time in this process (the interpreter lock): a read needs no thread of its own
+        app.inline = True
         _uvicorn(app, host, token, limits, log_level, (slots, index)).run(sockets=[sock])
 
     def ended(index: int) -> None:
@@ -1471,7 +1503,114 @@ def _uvicorn(app: Any, host: str, token: str, limits: Any, log_level: str, count
         timeout_keep_alive=limits.keep_alive,
         timeout_graceful_shutdown=int(GRACE) // 2,  # (then what is still running is cancelled)
     )
-    return uvicorn.Server(config)
+    return uvicorn.Server(config) if counts is None else _balanced(config, counts)
+
+
+PATIENCE = 1.0  # seconds a worker leaves a new connection to one holding fewer, before taking it itself
+RECHECK = 0.002  # seconds between its looks meanwhile
+
+
+class _Acceptor:
+    """A worker's accepting of connections on the socket the hub's workers share, one at a time,
+    each left to another worker while that one holds fewer connections (`counts`: what each
+    worker holds, and this one's index). A worker that is woken first — asyncio accepts every
+    connection waiting at once — took every client's connection: four clients connecting
+    together were often served 4 : 0 or 3 : 1, their keep-alive connections (and so their calls)
+    pinned to one process while another idled. Left for at most `PATIENCE` seconds (the other
+    worker may be busy), then taken. Has what uvicorn asks of its listeners (`close`,
+    `wait_closed`)."""
+
+    def __init__(self, loop: Any, sock: Any, protocol: Callable[[], Any], counts: Any) -> None:
+        self.loop, self.sock, self.protocol = loop, sock, protocol
+        self.slots, self.index = counts
+        self.pending = 0  # connections accepted whose protocol is not made yet (not counted in slots)
+        self.since: float | None = None  # when this worker first left the waiting connection to another
+        self.later: Any = None
+        self.closed = False
+        sock.setblocking(False)
+        loop.add_reader(sock.fileno(), self.ready)
+
+    def fewer_elsewhere(self) -> bool:
+        mine = self.slots[self.index] + self.pending
+        return any(held < mine for i, held in enumerate(self.slots) if i != self.index)
+
+    def pause(self, seconds: float) -> None:
+        self.loop.remove_reader(self.sock.fileno())
+        self.later = self.loop.call_later(seconds, self.resume)
+
+    def resume(self) -> None:
+        import select
+
+        self.later = None
+        if self.closed:
+            return
+        if not select.select([self.sock], [], [], 0)[0]:
+            self.since = None  # (another worker took it)
+        self.loop.add_reader(self.sock.fileno(), self.ready)
+
+    def ready(self) -> None:
+        import errno
+
+        if self.fewer_elsewhere():
+            now = self.loop.time()
+            self.since = self.since if self.since is not None else now
+            if now - self.since < PATIENCE:
+                self.pause(RECHECK)
+                return
+        self.since = None
+        try:
+            conn, _ = self.sock.accept()
+        except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+            return  # (another worker took it)
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                self.pause(1.0)  # (out of descriptors or memory: as asyncio does, a second's rest)
+                return
+            raise
+        conn.setblocking(False)
+        self.pending += 1
+        made = self.loop.create_task(self.loop.connect_accepted_socket(self.protocol, conn))
+
+        def done(task: Any) -> None:
+            self.pending -= 1
+            if task.cancelled() or task.exception() is not None:
+                conn.close()
+
+        made.add_done_callback(done)
+
+    def close(self) -> None:
+        self.closed = True
+        if self.later is not None:
+            self.later.cancel()
+        else:
+            self.loop.remove_reader(self.sock.fileno())
+
+    async def wait_closed(self) -> None:
+        return None
+
+
+def _balanced(config: Any, counts: Any) -> Any:
+    """uvicorn's server for one of the hub's workers, its connections taken by an `_Acceptor`
+    (uvicorn's own listener is left out: it is asyncio's, which takes every waiting connection)."""
+    import asyncio
+    import functools
+
+    import uvicorn
+
+    class Balanced(uvicorn.Server):
+        async def startup(self, sockets: list[Any] | None = None) -> None:
+            await super().startup(sockets=[])  # (the application's start; no listener of its own)
+            made: Any = self.config.http_protocol_class  # (uvicorn's protocols take these, as its own listener gives)
+            protocol = functools.partial(
+                made,
+                config=self.config,
+                server_state=self.server_state,
+                app_state=self.lifespan.state,
+            )
+            loop = asyncio.get_running_loop()
+            self.servers = [_Acceptor(loop, sock, protocol, counts) for sock in sockets or []]  # type: ignore[misc]
+
+    return Balanced(config)
 
 
 def build_server(
