@@ -242,6 +242,8 @@ class Index:
         self._names: dict[int, str] | None = None  # segment number → file name (`file_of`)
         self._closed = False
         self._renewed: list[bytes] = []  # lines scanned clean on read, their verdicts not kept yet (`passed`)
+        self._parsed: dict[int, Record] | None = None  # records read back, by line, while kept (`keep_records`)
+        self._tokens: dict[int, list[str]] = {}  # each row's tokens, by line, as read (`tokens_of`)
 
     # -- rows ----------------------------------------------------------------------------------
     def rows(self, where: str, params: Iterable[object] = ()) -> list[Row]:
@@ -294,8 +296,19 @@ class Index:
         return self.rows_in(list(matching_ids(self.conn, ref, 50).values()))
 
     def record(self, row: Row) -> Record:
-        """The full record of a row, read from its log file at its offset."""
-        return parse_line(self.line(row), row.n, None)  # (its bounds were kept when it was indexed)
+        """The full record of a row, read from its log file at its offset (once, while `keep_records`)."""
+        if self._parsed is None:
+            return parse_line(self.line(row), row.n, None)  # (its bounds were kept when it was indexed)
+        rec = self._parsed.get(row.n)
+        if rec is None:
+            rec = self._parsed[row.n] = parse_line(self.line(row), row.n, None)
+        return rec
+
+    def keep_records(self) -> None:
+        """Keep each record `record` reads from now on, for this index's life (a search reads its
+        candidates' texts several times; a command that reads every record keeps none)."""
+        if self._parsed is None:
+            self._parsed = {}
 
     def line(self, row: Row) -> bytes:
         """A row's line in its log file, as stored."""
@@ -352,6 +365,27 @@ class Index:
         folded = textmod.fold(rec.text)
         toks, words = tokens_for(folded, rec.key, rec.tags, row.ts, row.dates)
         return rec, folded, toks, words
+
+    def tokens_of(self, rows: Iterable[Row]) -> dict[int, list[str]]:
+        """Each row's tokens as the text index holds them (`ingest.tokens_for`, in order), by line:
+        read from the index (`tok`: one statement for 500 rows), not from the log re-tokenised — a
+        record without text, whose tokens the index does not keep, is read and re-tokenised
+        (`tokenised`). The lists are the caller's to read, never to change."""
+        got = self._tokens
+        want = [r for r in rows if r.n not in got]
+        for i in range(0, len(want), 500):
+            chunk = [r.n for r in want[i : i + 500]]
+            for n, body in self.conn.execute(f"SELECT n, body FROM tok WHERE n IN ({_marks(chunk)})", chunk):
+                got[n] = body.split(" ") if body else []
+        for r in want:
+            if r.n not in got:
+                got[r.n] = self.tokenised(r)[2]
+        return got
+
+    def tokens(self, row: Row) -> list[str]:
+        """One row's tokens (`tokens_of`)."""
+        known = self._tokens.get(row.n)
+        return known if known is not None else self.tokens_of((row,))[row.n]
 
     def file_of(self, row: Row) -> str:
         """The log file a record is in, as the vault names it (LOG.jsonl, log/<writer>/<month>.jsonl)."""

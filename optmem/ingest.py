@@ -319,6 +319,7 @@ def _store(
     prep = _unique(conn, prep)
     conn.executemany(INSERT_REC, places.place(prep.rec_rows))
     conn.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", prep.fts_rows)
+    conn.executemany("INSERT INTO tok (n, body) VALUES (?, ?)", prep.fts_rows)
     if deferred is None:  # (a build counts them all at its end: `count_terms`)
         held = Counter(t for _, body in prep.fts_rows for t in set(body.split(" ")))
         conn.executemany(

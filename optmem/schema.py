@@ -24,8 +24,9 @@ from optmem.value import Annotated, NamedTuple
 # record's text names (`dates`), stored with its row; 34: a whole id shorter than 6 characters names its record;
 # 35: a part of an id several values of a key share replaces none of them (`view.replaces`); 36: a
 # second-hand value (a tool's output, an import) never replaces what was said, by key or by link; 37: nor does
-# an agent's inference replace a second-hand value by key: the two are in conflict (review 15)
-SCHEMA = "optmem-index-37"
+# an agent's inference replace a second-hand value by key: the two are in conflict (review 15); 38: each record's
+# tokens kept (`tok`): a search scores a candidate from them, not from its line read back and re-tokenised
+SCHEMA = "optmem-index-38"
 
 
 class Col(NamedTuple):
@@ -177,6 +178,9 @@ CREATE VIRTUAL TABLE fts USING fts5(body, content='', tokenize="{TOKENIZE}");
 -- how many records hold each term of `fts`: read by the term, however many hold it (FTS5's own
 -- count, fts5vocab, reads every posting of a term — ~1 ms for a word 25,000 records hold)
 CREATE TABLE df(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID;
+-- each record's tokens as `fts` indexed them (space-separated, in order: `ingest.tokens_for`), by line: a search
+-- scores its candidates from them (FTS5 keeps no text: `content=''`)
+CREATE TABLE tok(n INTEGER PRIMARY KEY, body TEXT NOT NULL);
 -- the redlines again, so "every matching redline" costs nothing however large the log grows
 CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize="{TOKENIZE}");
 """

@@ -339,10 +339,15 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
 
 
 class _Relevance(NamedTuple):
-    record: Record
+    row: Row
     relevance: float  # BM25
     matched: frozenset[str]  # the query terms it holds
     length: int  # its number of tokens
+    read: Callable[[Row], Record]  # (`Index.record`: its line is read only when its text is asked for)
+
+    @property
+    def record(self) -> Record:
+        return self.read(self.row)
 
 
 def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
@@ -350,17 +355,17 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
     the words asking for the present ("now", "现在") is not relevant: they say *when*, not *what*
     ("where does Alice live now" is not about everything said "now") — beside other matched terms
     they count ("my current road bike" states a value)."""
-    rec, _, toks, _ = idx.tokenised(row)
+    toks = idx.tokens(row)  # (as the index keeps them: the line is not read)
     held = corpus.weighed.intersection(toks)  # (the few weighed terms it holds: no set of all its tokens)
     matched = frozenset(t for t in q.terms if t in held)
     if corpus.when and matched and matched <= corpus.when:
-        return _Relevance(rec, 0.0, matched, len(toks))
+        return _Relevance(row, 0.0, matched, len(toks), idx.record)
     if corpus.note_idfs is not None and _is_note(row):
         if any(corpus.note_idfs.get(t) for t in matched):
             corpus = corpus._replace(idfs=corpus.note_idfs)
         else:  # a note holding the landmark alone is still found, below every note of the subject
             corpus = corpus._replace(idfs=corpus.alone_idfs)
-    return _Relevance(rec, _bm25(toks, len(toks), corpus, held), matched, len(toks))
+    return _Relevance(row, _bm25(toks, len(toks), corpus, held), matched, len(toks), idx.record)
 
 
 def _bm25(toks: list[str], length: int, corpus: _Corpus, held: frozenset[str] | None = None) -> float:
@@ -430,13 +435,17 @@ def _holds_its_answer(folded: str, matched: frozenset[str]) -> bool:
 
 class _Scored(NamedTuple):
     row: Row
-    record: Record
+    read: Callable[[Row], Record]  # (`Index.record`: its line is read when its text is asked for)
     parts: ranking.Parts
     matched: frozenset[str]
     stands_for: str | None = None  # the superseded record whose relevance it took
     answers: str | None = None  # the question (the turn before) whose relevance it took a share of
     follows: str | None = None  # the matched note it reads as a newer value of (`_followers`)
     below: str | None = None  # matching only through its session: the record it is kept below (`_kept_below`)
+
+    @property
+    def record(self) -> Record:
+        return self.read(self.row)
 
 
 _Placed = tuple[_Scored, str | None, str | None]  # a hit, the record it went above, the one it updates
@@ -552,7 +561,7 @@ def _followers(
     docs = idx.lengths()[0]
     where, params = q.filters._replace(current=False).sql(q.now)
     words = {
-        n: sorted({t for t in idx.tokenised(rows[n])[2] if t not in STOPWORDS and not t.startswith(dates.PREFIX)})
+        n: sorted({t for t in idx.tokens(rows[n]) if t not in STOPWORDS and not t.startswith(dates.PREFIX)})
         for n in notes
         if rows[n].ts is not None
     }
@@ -579,7 +588,7 @@ def _followers(
         # — unless it names nobody the older does not ("Vet visit: … we cut the dog down to 1.5 cups
         # a day" for "how much should I be feeding Biscuit?": `follow_unnamed`)
         named = q.intent.names & seen[n].matched
-        own = frozenset(idx.tokenised(older)[2])
+        own = frozenset(idx.tokens(older))
         best: tuple[bool, float, float, Row] | None = None
         for row in idx.matches(
             match_any(rare),
@@ -590,9 +599,7 @@ def _followers(
         ):
             if not _is_note(row) or row.superseded_by or row.domain != older.domain:
                 continue
-            record, _, toks, _ = idx.tokenised(row)
-            said = record.text
-            newer = frozenset(toks)
+            newer = frozenset(idx.tokens(row))
             share = ranking.held(frozenset(idfs), newer, idfs)
             if share < settings.follow_overlap:
                 continue
@@ -601,6 +608,7 @@ def _followers(
             # a note that says it changes something; or, holding enough of the older's words, one
             # that puts a number in place of one of its own ("prod pg max_connections=500" after
             # "生产 PG 的 max_connections 是 200") — the one that says a change goes first
+            said = idx.record(row).text
             told = cues.says_change(said)
             if best and (told, share, row.ts or 0.0) <= best[:3]:
                 continue
@@ -637,9 +645,13 @@ def _score(
     more, what the turn before it asked (`_Answers`)."""
     corpus = _corpus(idx, q, df, settings)
     past = q.intent.asks == "past"
+    idx.keep_records()  # (a candidate's text is read when asked for, and once)
+    idx.tokens_of(rows.values())  # (one statement for all of them)
     seen = {n: _relevance(idx, q, row, corpus) for n, row in rows.items()}
     rows = dict(rows)
-    for row in _neighbours(idx, q, rows, {n: v.relevance for n, v in seen.items()}, settings):
+    turns = _neighbours(idx, q, rows, {n: v.relevance for n, v in seen.items()}, settings)
+    idx.tokens_of(turns)
+    for row in turns:
         if row.n not in rows:
             rows[row.n] = row
             seen[row.n] = _relevance(idx, q, row, corpus)
@@ -658,7 +670,7 @@ def _score(
     hot = _HotFiles(idx)
     life = idx.vault.settings.lifecycle
     for n, row in rows.items():
-        rec, relevance, matched, length = seen[n]
+        _, relevance, matched, length, read = seen[n]
         stands_for = answered = None
         if n in stands and stands[n][0] > relevance:
             relevance, stands_for = stands[n]
@@ -678,7 +690,7 @@ def _score(
             relevance = max(relevance, lent)
         if relevance <= 0 and context <= 0:
             continue
-        status = hot.status(row, rec, q.now)
+        status = hot.status(row, read, q.now)
         cold = status == view.Status.COLD
         if q.filters.hidden(status) and not (cold and q.cold_best):
             continue
@@ -699,7 +711,7 @@ def _score(
             settings,
             past=past,
         )
-        out.append(_Scored(row, rec, parts, matched, stands_for, answered, follows_id))
+        out.append(_Scored(row, read, parts, matched, stands_for, answered, follows_id))
     return _kept_below(out, borrowed), corpus
 
 
@@ -754,10 +766,11 @@ class _HotFiles:
         self.held: dict[str, set[str] | None] = {}
         self.unmerged: dict[str, bool] = {}  # a hot file git holds unmerged is not the truth of its entries
 
-    def status(self, row: Row, rec: Record, now: float) -> view.Status:
+    def status(self, row: Row, read: Callable[[Row], Record], now: float) -> view.Status:
         status = view.status(row, now)
         if status != view.Status.CURRENT or row.kind != MEMORY:
             return status
+        rec = read(row)
         file, entry = rec.extra.get("file"), rec.extra.get("entry")
         if not isinstance(file, str) or not isinstance(entry, str):
             return status

@@ -9,8 +9,8 @@ keeps, between calls:
   run side by side; SQLite's page cache stays warm in each);
 * the settings read from optmem.toml;
 * what a search asks the index again and again: how many records hold a term (counted over the
-  term's whole list of records: milliseconds for a common word at 1M records), and the records
-  read back from the log, parsed and tokenised (`Index.tokenised`).
+  term's whole list of records: milliseconds for a common word at 1M records), the records read
+  back from the log and parsed (`Index.record`), and their tokens (`Index.tokens_of`).
 
 Nothing is trusted for longer than it is true. Each call gets a `Vault` of its own (`vault()`:
 its own lock, its own warnings), and every time it opens the index (`index.open_index`) a kept
@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from optmem import fsio
@@ -37,8 +38,12 @@ from optmem.record import Record
 from optmem.settings import FILE_BYTES, Settings
 from optmem.vault import Vault
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
+if TYPE_CHECKING:
+    from typing import Any
+
 POOL = 8  # idle connections kept at most (a server's calls at once rarely pass it; more are closed)
-RECORDS = 20_000  # records kept at most, read and tokenised (~60 MB); past it the oldest half goes
+RECORDS = 20_000  # records (and tokens) kept at most (~60 MB); past it the oldest half goes
 TERMS = 20_000  # term counts kept at most, for one state of the index
 
 
@@ -53,8 +58,9 @@ class Warm:
         self._idle: list[sqlite3.Connection] = []
         self._file: tuple[int, int] | None = None  # (device, inode) of the index file the idle ones read
         self._settings: tuple[str | None, Settings] | None = None  # (optmem.toml's text, what it says)
-        # (segment, offset, length, line) → the record and its tokens (`Index.tokenised`)
-        self.records: dict[tuple[int, int, int, int], tuple[Record, str, list[str], list[str]]] = {}
+        # (segment, offset, length, line) → the record (`Index.record`), its tokens (`Index.tokens_of`)
+        self.records: dict[tuple[int, int, int, int], Record] = {}
+        self.tokens: dict[tuple[int, int, int, int], list[str]] = {}
         self.terms: dict[str, int] = {}  # term → records holding it, at `self._state`
         self._state: tuple[str | None, str | None] = (None, None)  # the index's meta: lines read, docs
         # a server laid the vault out when it started (`mcpserve.server`): from then on its calls
@@ -122,6 +128,7 @@ class Warm:
             conn.close()
         self._idle.clear()
         self.records.clear()
+        self.tokens.clear()
         self.terms.clear()
         self._file = file
 
@@ -167,27 +174,39 @@ class _Kept(Index):
             known.update(counted)
         return {t: known[t] for t in terms}
 
-    def tokenised(self, row: Row) -> tuple[Record, str, list[str], list[str]]:
-        key = (row.seg, row.off, row.len, row.n)
-        warm = self.warm
+    def tokens_of(self, rows: Iterable[Row]) -> dict[int, list[str]]:
+        warm, asked = self.warm, list(rows)
         with warm._guard:  # (a switch to another file clears and refills it meanwhile)
-            kept = warm.records.get(key) if warm._file == self.file else None
-        if kept is not None:
-            return kept
-        got = super().tokenised(row)
-        records = warm.records
-        with warm._guard:
             if warm._file == self.file:
-                if len(records) >= RECORDS:
-                    for old in list(records)[: RECORDS // 2]:
-                        del records[old]
-                records[key] = got
+                for row in asked:
+                    kept = warm.tokens.get((row.seg, row.off, row.len, row.n))
+                    if kept is not None:
+                        self._tokens[row.n] = kept
+        missing = [row for row in asked if row.n not in self._tokens]
+        got = super().tokens_of(missing)
+        if missing:
+            self._keep(warm.tokens, {(r.seg, r.off, r.len, r.n): got[r.n] for r in missing})
         return got
 
     def record(self, row: Row) -> Record:
+        key = (row.seg, row.off, row.len, row.n)
         with self.warm._guard:
-            kept = self.warm.records.get((row.seg, row.off, row.len, row.n)) if self.warm._file == self.file else None
-        return kept[0] if kept is not None else super().record(row)
+            kept = self.warm.records.get(key) if self.warm._file == self.file else None
+        if kept is not None:
+            return kept
+        got = super().record(row)
+        self._keep(self.warm.records, {key: got})
+        return got
+
+    def _keep(self, into: dict[tuple[int, int, int, int], Any], new: dict[tuple[int, int, int, int], Any]) -> None:
+        """Keep what this call read in the handle (while it reads the same file), the oldest half
+        dropped past `RECORDS`."""
+        with self.warm._guard:
+            if self.warm._file == self.file:
+                if len(into) + len(new) > RECORDS:
+                    for old in list(into)[: RECORDS // 2]:
+                        del into[old]
+                into.update(new)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -640,3 +640,38 @@ def test_a_hot_entry_with_ordinary_brackets_reads_back_as_typed_and_replaces_by_
     assert "docker compose [from the docs]" in shown, shown
     cli.json("replace", "compose [from the docs]", "Deploy with helm [state of the art], then tag the release")
     assert "helm [state of the art]" in cli("show").stdout
+
+
+_PIECES = [
+    *("<", ">", "[", "]", ":", "：", "#", "\n", "\\n", " ", "- ", "**", "(", "\r", "\u2028", "\u200b", "\u0301", "é"),
+    *("optmem", "OPTMEM", "ＯＰＴＭＥＭ", "Optmem", "recalled", "memory", "MEMORY", "end", "END", "system", "System"),
+    *("user", "Found", "found in tool", "Recent records", "redlines", "Redlines — locked rules", "conflıcting", "ſ"),
+    *("İ", "«", "《", "⋘", "≪", "❮", "⟨", "‹", "›", "REDLINE", "HELD", "<|im_start|>", "Project", "Keyed", "KEYS"),
+    *("Latest handoff", "Unverified rules", "Relevant records for", "用户", "系统", "x", "42", "…", "left out"),
+]
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
+def test_a_pattern_is_skipped_only_for_a_text_it_cannot_match(text: str) -> None:
+    """`defuse` runs (and compiles) each of its patterns only for a text holding what every match of it holds: the
+    spans it finds are those of every pattern run over the text, compiled as they are written."""
+    from optmem.safety import fence
+
+    def every(pattern: object) -> re.Pattern[str]:
+        return re.compile(pattern.pattern, pattern.flags)  # type: ignore[attr-defined]
+
+    folded, where = fence._fold(text)
+    edged = None if folded is text else fence._edged(text, folded, where)
+    want: list[tuple[int, int, object]] = [(m.start(), m.end(), None) for m in every(fence._MARKUP).finditer(folded)]
+    want += [
+        (m.start(), m.end(), ("‹" if m.group()[0] in fence._OPENERS else "›") * len(m.group()))
+        for m in every(fence._ANGLES).finditer(folded)
+        if sum(fence._WEIGHT.get(c, 1) for c in m.group()) >= 3
+    ]
+    for view in {folded, edged or folded}:
+        want += [(m.start(), m.end(), m.span("w")) for m in every(fence._WORDS).finditer(view)]
+    for pattern in (fence._ROLE_LINE, fence._HEADING, fence._title_line()[1]):
+        want += [(m.start("q"), m.end("q"), m.span("q")) for m in every(pattern).finditer(folded)]
+    assert fence._spans(folded, edged) == want
+    assert "\r" not in defuse(text) and "\u2028" not in defuse(text)

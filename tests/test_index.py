@@ -346,7 +346,8 @@ DATED = [
 
 @pytest.mark.parametrize("how", ["appended", "built"])
 def test_a_record_is_re_tokenised_as_it_was_indexed(tmp_path, how):
-    """A search re-scores a candidate with the tokens its line was indexed with (`Index.tokenised`):
+    """A search re-scores a candidate with the tokens its line was indexed with (`Index.tokens_of`,
+    kept by the index; `Index.tokenised`, its line read back and re-tokenised):
     the date terms its text names are read from the index (`Row.dates`), not resolved again —
     the same terms, in the same order, as the build put into FTS, for texts naming dates
     (relative, explicit, Chinese) and texts naming none, indexed line by line or built at once."""
@@ -369,6 +370,9 @@ def test_a_record_is_re_tokenised_as_it_was_indexed(tmp_path, how):
     try:
         rows = idx.rows("1")
         assert sorted(idx.tokenised(r)[2] for r in rows if idx.record(r).text) == indexed
+        kept = idx.tokens_of(rows)  # (what a search scores: the tokens the index keeps, the line not read)
+        assert sorted(kept[r.n] for r in rows if idx.record(r).text) == indexed
+        assert all(kept[r.n] == idx.tokenised(r)[2] for r in rows)  # (one without text: re-tokenised)
         stored = [r.dates for r in rows]
         assert stored.count(None) == 2  # the plain note and the empty one: their own day's terms alone
         assert any("__d2025_05_03" in d.split(" ") for d in stored if d)

@@ -170,3 +170,32 @@ def test_context_keeps_the_verdict_of_a_redline_it_scanned_clean(cli, vault: Vau
     scanned.clear()
     assert "staging changes need a second reviewer" in cli.json("context")["text"]
     assert not [t for t in scanned if "second reviewer" in t]  # the next read shows it as stored
+
+
+def test_the_scanner_version_is_kept_by_its_files_signature_and_a_changed_file_has_another(
+    cli, vault: Vault, tmp_path: Path
+) -> None:
+    """A read asks the scanner's version by its files' `stat`s (the store keeps it by their signature); a file
+    written anew, even to the same size, has another signature, and a file changed a moment ago keeps none."""
+    import sqlite3
+    import time
+
+    cli.json("append", "staging moved to the new cluster")
+    cli.json("search", "staging")  # (the first read computes the version and keeps it)
+    conn = sqlite3.connect(vault.cache_dir / verdicts.FILE)
+    try:
+        kept = dict(conn.execute("SELECT sig, v FROM scanner"))
+    finally:
+        conn.close()
+    assert kept == {verdicts.signature(): verdicts.scanner_version()}
+    here = tmp_path / "pkg"  # (a copy of the scanner's files, laid out as in optmem/)
+    (here / "safety").mkdir(parents=True)
+    for name in verdicts.SCANNER:
+        (here / name).write_bytes((Path(verdicts.__file__).parent / name).read_bytes())
+    first = verdicts.signature(str(here))
+    assert not verdicts.settled(str(here))  # (just written: no version is kept for it)
+    time.sleep(0.05)  # (past the clock's tick)
+    rules = here / verdicts.SCANNER[3]
+    text = rules.read_bytes()
+    rules.write_bytes(text[:-2] + text[-1:] + text[-2:-1])  # (the same size, other bytes)
+    assert verdicts.signature(str(here)) != first

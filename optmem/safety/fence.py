@@ -22,6 +22,7 @@ import functools
 import re
 import unicodedata
 
+from optmem.patterns import lazy  # (a pattern compiles, and runs, for a text holding what its matches hold: `_spans`)
 from optmem.safety.chars import DIACRITICS, INVISIBLE, fold_table
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
@@ -55,8 +56,8 @@ TITLES = {
 
 # invisible characters — zero-width, bidi controls, tag characters, fillers, variation selectors (the scanner's set) —
 # and every other line break than \n (all that str.splitlines breaks at): dropped or made \n
-_HIDDEN = re.compile(f"[{INVISIBLE}]")
-_BREAKS = re.compile("\r\n?|[\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e]")
+_HIDDEN = lazy(f"[{INVISIBLE}]")
+_BREAKS = lazy("\r\n?|[\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e]")
 _ROLES = (
     r"system|assistant|developer|user|human|ai|model|tool|function|claude|chatgpt|gpt|gemini|bard|copilot|llama|bot"
     # and in Chinese (simplified, traditional): system (prompt), user, assistant, human, model, developer
@@ -67,7 +68,7 @@ _TAG_NAMES += r"start_of_turn|end_of_turn|bos|eos|eot|invoke|parameter"
 _LABELS = r"(?-i:(?:UNVERIFIED\s+)?REDLINE|unverified\s+redline|SUPERSEDED|REMOVED|COLD|EXPIRED|HELD|FORGOTTEN|PENDING|"
 _LABELS += r"CONFLICT|FACT|ANOTHER\s+VALUE|INFERRED|STATE|CORRECTION|FROM|SUMMARY|superseded\s+by|may\s+be\s+a\s+new|"
 _LABELS += r"may\s+have\s+been)"  # our labels as `view.labels` and the tree write them, in their case
-_MARKUP = re.compile(
+_MARKUP = lazy(
     "|".join(
         (
             rf"</?\s*(?:{_TAG_NAMES})(?![a-z0-9])[^<>]*>",  # a role, markup or tool-call tag (<system_prompt …> too)
@@ -84,36 +85,32 @@ _MARKUP = re.compile(
 )
 # the fence's delimiter and its look-alikes: a run of angle brackets worth three or more `<`
 _OPENERS, _CLOSERS = "<«⟨⟪〈《≪⋘❮❰⧼‹", ">»⟩⟫〉》≫⋙❯❱⧽›"
-_ANGLES = re.compile(f"[{_OPENERS[:-1]}]+|[{_CLOSERS[:-1]}]+")  # (‹ and › are what they become)
-_WEIGHT = {c: 2 for c in "«⟪《≪»⟫》≫"} | {"⋘": 3, "⋙": 3}
-# the fence's words, anywhere (also quoted already: ‹…›, kept), on one line, any marks but angles
-# between them (those are quoted on their own; ‹ › are what they became)
+_ANGLES = lazy(f"[{_OPENERS[:-1]}]+|[{_CLOSERS[:-1]}]+")  # (‹ and › are what they become)
+_WEIGHT, _ANGLED = {c: 2 for c in "«⟪《≪»⟫》≫"} | {"⋘": 3, "⋙": 3}, frozenset(_OPENERS[:-1] + _CLOSERS[:-1])
+# the fence's words, anywhere (also quoted already: ‹…›, kept), on one line, any marks but angles between them (those
+# are quoted on their own; ‹ › are what they became)
 _GAP = rf"(?:[^\w\n{_OPENERS[:-1]}{_CLOSERS[:-1]}]|_)"
 _SEP = _GAP + "{0,5}"
 _EDGE = r"(?<![a-z0-9])(?<![a-z0-9]›)"  # "end" as a word (after a word quoted, as it was before)
-_WORDS = re.compile(
-    rf"‹?(?P<w>(?:{_EDGE}end{_SEP})?optmem{_SEP}recalled{_SEP}memory|{_EDGE}end{_SEP}optmem)›?",
-    re.IGNORECASE,
-)
-# at a line start (also after a written \n, as JSON text shows a line break), after any marks
-# (> - * • | ( ` # and spaces of any kind): a role label before its colon ("(System):",
-# "System :"), a Markdown heading's #s, or the start of one of our titles
+_WORDS = lazy(rf"‹?(?P<w>(?:{_EDGE}end{_SEP})?optmem{_SEP}recalled{_SEP}memory|{_EDGE}end{_SEP}optmem)›?", re.I)
+# at a line start (also after a written \n, as JSON text shows a line break), after any marks (> - * • | ( ` # and
+# spaces of any kind): a role label before its colon ("(System):", "System :"), a Markdown heading's #s, or the start
+# of one of our titles
 _START = r"(?:^|(?<=\\n))(?P<lead>(?:(?![‹\n{no}])[\W_]){{0,16}}?)"
-_ROLE_LINE = re.compile(
-    _START.format(no="") + rf"(?P<q>{_ROLES})(?![a-z0-9])(?=[^\w\n:›]{{0,4}}:)", re.IGNORECASE | re.MULTILINE
-)
-_HEADING = re.compile(_START.format(no="#") + r"(?P<q>#+)(?=[^\S\n]|$)", re.MULTILINE)
-_ON_ASCII = re.compile(rf"([A-Za-z])[{DIACRITICS}]+")
-_MARKS = re.compile(f"[{DIACRITICS}]")
+_ROLE_LINE = lazy(_START.format(no="") + rf"(?P<q>{_ROLES})(?![a-z0-9])(?=[^\w\n:›]{{0,4}}:)", re.I | re.M)
+_HEADING = lazy(_START.format(no="#") + r"(?P<q>#+)(?=[^\S\n]|$)", re.MULTILINE)
+_ON_ASCII = lazy(rf"([A-Za-z])[{DIACRITICS}]+")
+_MARKS = lazy(f"[{DIACRITICS}]")
 _QUOTED = str.maketrans(
     dict.fromkeys("<＜﹤", "‹") | dict.fromkeys(">＞﹥", "›") | {"[": "⟦", "［": "⟦", "]": "⟧", "］": "⟧"}
 )
 
 
 @functools.cache
-def _title_line() -> re.Pattern[str]:
-    """A stored line that starts like one of our titles: each title's first four words, a value filled in for any."""
-    leads = set()
+def _title_line() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A stored line that starts like one of our titles: each title's first four words, a value filled in for any —
+    after a pattern of their first words alone, which each such line matches too and which compiles in a fraction."""
+    leads, firsts = set(), set()
     for title in TITLES.values():
         words: list[str] = []
         for part in re.split(r"(\{\w+\})", title):
@@ -124,8 +121,10 @@ def _title_line() -> re.Pattern[str]:
         while words[-1].startswith("[\\w"):
             words.pop()
         leads.add((_GAP + "{1,5}").join(words))
-    alts = "|".join(sorted(leads, key=len, reverse=True))
-    return re.compile(_START.format(no="") + rf"(?P<q>{alts})", re.IGNORECASE | re.MULTILINE)
+        firsts.add(words[0])
+    alts, flags = "|".join(sorted(leads, key=len, reverse=True)), re.IGNORECASE | re.MULTILINE
+    start = _START.format(no="")
+    return re.compile(start + f"(?:{'|'.join(sorted(firsts))})", flags), lazy(start + rf"(?P<q>{alts})", flags)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -156,21 +155,22 @@ def _edged(text: str, folded: str, where: list[int] | None) -> str:
 
 
 def _spans(folded: str, edged: str | None = None) -> list[tuple[int, int, str | tuple[int, int] | None]]:
-    """Where in the folded text each form `defuse` quotes stands, and how it is quoted: its
-    brackets made ‹ › ⟦ ⟧ (None), a run of angles (the ‹s or ›s it becomes), or a part (start,
-    end) put between ‹ ›. The fence's words are looked for in `edged` (`_edged`) too."""
-    spans: list[tuple[int, int, str | tuple[int, int] | None]] = [
-        (m.start(), m.end(), None) for m in _MARKUP.finditer(folded)
-    ]
+    """Where in the folded text each form `defuse` quotes stands, and how it is quoted: its brackets made ‹ › ⟦ ⟧
+    (None), a run of angles (the ‹s or ›s it becomes), or a part (start, end) put between ‹ ›. The fence's words are
+    looked for in `edged` (`_edged`) too. (Case blind, only ASCII letters match those of "optmem".)"""
+    spans: list[tuple[int, int, str | tuple[int, int] | None]] = (
+        [(m.start(), m.end(), None) for m in _MARKUP.finditer(folded)] if "<" in folded or "[" in folded else []
+    )
     spans += [
         (m.start(), m.end(), ("‹" if m.group()[0] in _OPENERS else "›") * len(m.group()))
-        for m in _ANGLES.finditer(folded)
+        for m in (_ANGLES.finditer(folded) if not _ANGLED.isdisjoint(folded) else ())
         if sum(_WEIGHT.get(c, 1) for c in m.group()) >= 3
     ]
     for view in {folded, edged or folded}:
-        spans += [(m.start(), m.end(), m.span("w")) for m in _WORDS.finditer(view)]
-    for pattern in (_ROLE_LINE, _HEADING, _title_line()):
-        spans += [(m.start("q"), m.end("q"), m.span("q")) for m in pattern.finditer(folded)]
+        spans += [(m.start(), m.end(), m.span("w")) for m in _WORDS.finditer(view)] if "optmem" in view.lower() else []
+    first, title = _title_line()
+    for pattern, may in ((_ROLE_LINE, ":" in folded), (_HEADING, "#" in folded), (title, first.search(folded))):
+        spans += [(m.start("q"), m.end("q"), m.span("q")) for m in pattern.finditer(folded)] if may else []
     return spans
 
 
@@ -195,7 +195,8 @@ def defuse(text: str) -> str:
 
 
 def _defuse(text: str) -> str:
-    text = _BREAKS.sub("\n", _HIDDEN.sub("", text))
+    if not text.isascii() or any(c in text for c in "\r\x0b\x0c\x1c\x1d\x1e"):  # (else neither pattern matches)
+        text = _BREAKS.sub("\n", _HIDDEN.sub("", text))
     if not text.isascii():  # composed (e + ´ → é), then marks left on ASCII letters dropped (S̶ystem)
         text = _ON_ASCII.sub(r"\1", unicodedata.normalize("NFC", text))
     for _ in range(8):  # until nothing is left to quote: a tag around a quoted one is a tag too
