@@ -157,7 +157,9 @@ def parse(text: str) -> tuple[str, list[str], bool]:
     m = _FRONT.match(text)
     if m:
         front, text = m.group(1), text[m.end() :]
-    entries = [e.strip() for e in _SPLIT.split(text)]
+    # any other line that is only `§` (typed twice, or with spaces around it) is a boundary too: an
+    # entry never holds one (`add` refuses it), and `§` alone is never an entry
+    entries = [part.strip() for e in _SPLIT.split(text) for part in _SEPARATOR_LINE.split(e)]
     # a duplicate entry is dropped on load, as Hermes does
     return front, list(dict.fromkeys(e for e in entries if e)), text.endswith("\n") or not text
 
