@@ -550,6 +550,8 @@ def _journal(
         return []
     if source == "drift":
         _overwritten(vault, hot, changes)
+    if any(c.may_update for c in changes):
+        changes = _noting_updates(vault, hot.name, changes)
     return log.journal_hot(
         vault,
         hot.name,
@@ -562,6 +564,21 @@ def _journal(
         unscanned=unscanned,
         origin=origin,
     )
+
+
+def _noting_updates(vault: Vault, file: str, changes: list[Change]) -> list[Change]:
+    """The changes, each add that may be a new value of another entry given that entry's last
+    journal record (`Change.updates`), which its own journal record names as `may_update`."""
+    from optmem.index import open_index
+
+    out = []
+    with open_index(vault) as idx:
+        for c in changes:
+            if c.may_update is not None:
+                last = idx.rows("r.key = ? ORDER BY r.n DESC LIMIT 1", (f"hot:{file}:{c.may_update.id}",))
+                c = c._replace(updates=last[0].id) if last else c
+            out.append(c)
+    return out
 
 
 EDITED = 0.5  # similarity from which an entry removed beside one added reads as that entry edited
@@ -615,6 +632,8 @@ class Change(Value):
     status: str  # added | duplicate | replaced | unchanged | removed
     entry: Entry | None = None  # the new (add/replace) or removed entry
     old: Entry | None = None  # the replaced entry
+    may_update: Entry | None = None  # an added entry: the entry it may be a new value of (the gate's guess)
+    updates: str | None = None  # that entry's journal record, the added one's `may_update` (`_journal`)
 
 
 def _check_text(text: str | None, what: str) -> str:
@@ -733,8 +752,15 @@ def _do_add(hot: HotFile, text: str | None, force: bool, threshold: float, allow
                     "`optmem replace` (or add anyway with --force)",
                     similar={"id": entry_id(e), "text": e},
                 )
+    from optmem.gate import is_update  # the write gate's guess, as `append` makes it
+
+    # the newest entry it may be a new value of ("standup is at 9:30" → "… at 10:00 now"): kept
+    # beside it — the file is the user's — and said, as `append` says it
+    older = next((e for e in reversed(hot.entries) if is_update(e, text)), None)
     hot.entries.append(text)
-    return Change("add", "added", Entry(entry_id(text), text))
+    return Change(
+        "add", "added", Entry(entry_id(text), text), may_update=Entry(entry_id(older), older) if older else None
+    )
 
 
 def _do_replace(
@@ -793,6 +819,7 @@ class Result(Value):
     journal: list[str]
     warning: str | None = None
     entry: Entry | None = None
+    possible_update: list[dict[str, str]] = []  # entries an added one may be a new value of (shared: never mutated)
 
 
 OP_FIELDS = frozenset(
@@ -1054,7 +1081,7 @@ def apply(
         if all(c.status == "duplicate" for c in changes)
         else "unchanged"
     )
-    warn = hot.bad_limit
+    warn = "; ".join(w for w in (hot.bad_limit, _update_warning(hot, changes)) if w) or None
     if usage.percent >= vault.settings.limits.warn_percent:
         full = f"{hot.name} is {usage.percent}% full ({usage.chars:,}/{hot.limit:,} chars); consolidate soon"
         warn = f"{warn}; {full}" if warn else full
@@ -1067,6 +1094,11 @@ def apply(
         journal=journal,
         warning=warn,
         entry=changes[0].entry if len(changes) == 1 else None,
+        possible_update=[
+            {"id": c.may_update.id, "text": c.may_update.text}
+            for c in changes
+            if c.may_update is not None and c.may_update.text in hot.entries
+        ],
     )
 
 
@@ -1290,7 +1322,24 @@ def _change_dict(c: Change) -> dict[str, Any]:
         out["entry"] = {"id": c.entry.id, "text": c.entry.text}
     if c.old:
         out["old"] = {"id": c.old.id, "text": c.old.text}
+    if c.may_update:
+        out["may_update"] = {"id": c.may_update.id, "text": c.may_update.text}
     return out
+
+
+def _update_warning(hot: HotFile, changes: list[Change]) -> str | None:
+    """What `add` says of an entry it added that may be a new value of another (kept beside it)."""
+    said = []
+    for c in changes:
+        if c.may_update is None or c.entry is None or c.may_update.text not in hot.entries:
+            continue
+        old = c.may_update
+        said.append(
+            f"[{c.entry.id}] may be a new value of [{old.id}] (“{old.text[:60]}”), kept beside it; if so, "
+            f"`optmem remove --id {old.id}` drops the older (it stays in the log) — `optmem replace` "
+            "changes an entry in place"
+        )
+    return "; ".join(said) or None
 
 
 def add(vault: Vault, text: str | None, *, force: bool = False, **kw: Any) -> Result:
