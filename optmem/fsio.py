@@ -446,6 +446,8 @@ class Replacement:
         if expect is ANY:
             self._rename()
             return None
+        if expect is None and self._create():
+            return None
         fd = _open_current(self.path)
         try:
             if _held(fd) != expect:
@@ -460,6 +462,27 @@ class Replacement:
             if fd is not None:
                 os.close(fd)
         return late if late != expect else None
+
+    def _create(self) -> bool:
+        """Make the new version `path` only if no file is there (a hard link, which the system
+        refuses over an existing file: no window at all), then drop its temporary name; False on a
+        file system without hard links (the caller checks, then renames)."""
+        try:
+            os.link(self._tmp, self.path)
+        except FileExistsError:
+            raise FileChanged(
+                f"{self.path} was made while optmem wrote it (another program wrote it meanwhile); "
+                "what that program wrote is kept, nothing of this write was put in its place",
+                file=str(self.path),
+            ) from None
+        except OSError:
+            return False
+        try:
+            os.unlink(self._tmp)
+        except OSError:
+            pass  # (left as a temporary of this process: `clean_temporaries` removes it)
+        _fsync_dir(self.path.parent)
+        return True
 
     def _rename(self) -> None:
         try:

@@ -65,9 +65,7 @@ def test_a_script_appending_without_the_lock_loses_nothing_to_adds(vault: Vault,
     memory.add(Vault(vault_path), "the first entry")  # (the file exists: the script appends to it)
     path = vault_path / "MEMORY.md"
     script = subprocess.Popen([sys.executable, "-c", APPENDER, str(path), "150"])
-    adders = [
-        subprocess.Popen([sys.executable, "-c", ADDER, str(vault_path), str(a), "25", PATIENT]) for a in range(2)
-    ]
+    adders = [subprocess.Popen([sys.executable, "-c", ADDER, str(vault_path), str(a), "25", PATIENT]) for a in range(2)]
     for p in [script, *adders]:
         assert p.wait(timeout=HANG) == 0
     entries = memory.load(Vault(vault_path)).entries
@@ -188,7 +186,7 @@ def test_a_file_that_keeps_changing_is_refused_with_nothing_lost(
     """A file that changes every time optmem reads it: after a few tries (for the lock's timeout) the add is refused
     (`file_changed`, exit 3, the stable error shape) — nothing of it written or journalled, every
     entry the script wrote in the file."""
-    (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.2\n", encoding="utf-8")  # (how long it tries)
+    (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.2\n", encoding="utf-8")  # timeout under test
     memory.add(vault, "the first entry")
     path = vault_path / "MEMORY.md"
     edit, n = memory._edit, []
@@ -222,3 +220,24 @@ def test_staged_refuses_a_file_changed_since_it_was_read(tmp_path: Path) -> None
         with fsio.staged(tmp_path / "new.md", b"x", expect=b"something"):
             pass
     assert not (tmp_path / "new.md").exists() and not list(tmp_path.glob("*.tmp"))  # (no temporary left)
+
+
+def test_a_file_made_while_optmem_makes_it_is_kept(
+    vault: Vault, vault_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MEMORY.md did not exist when `add` read it, and a script makes it before optmem's new file
+    takes the name: optmem does not write over it (it makes the file only where none is), and makes
+    its edit again on the script's file."""
+    path = vault_path / "MEMORY.md"
+    create, done = fsio.Replacement._create, []
+
+    def meanwhile(self: fsio.Replacement) -> bool:
+        if not done and self.path == path:
+            done.append(1)
+            path.write_text("a person's entry\n", encoding="utf-8")
+        return create(self)
+
+    monkeypatch.setattr(fsio.Replacement, "_create", meanwhile)
+    res = memory.add(vault, "optmem's entry")
+    assert res.status == "added" and done
+    assert memory.load(vault).entries == ["a person's entry", "optmem's entry"]
