@@ -399,6 +399,7 @@ class Replacement:
         self._made = top if not top.exists() else None
         ensure_dir(path.parent, within=within)
         self.path, self._mode, self._synced = path, mode, False
+        self.late: bytes | None = None  # what `commit` found written into the replaced file in its rename
         try:
             fd, self._tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
         except OSError as exc:
@@ -518,15 +519,18 @@ class Replacement:
 
 
 @contextmanager
-def atomic_stream(path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> Iterator[Replacement]:
+def atomic_stream(
+    path: Path, *, mode: int = FILE_MODE, within: Path | None = None, expect: bytes | None | object = ANY
+) -> Iterator[Replacement]:
     """Write a replacement of `path` through a binary handle (`Replacement.write`); it takes the
     old file's place (fsynced, renamed, folder fsynced) only if the block finishes without an
     exception. A file that cannot be replaced (read-only, a folder that takes no new file) is
-    refused before the block runs."""
+    refused before the block runs. `expect`: as `Replacement.commit` takes it (what it returns
+    is left in the replacement's `late`)."""
     new = Replacement(path, mode=mode, within=within)
     try:
         yield new
-        new.commit()
+        new.late = new.commit(expect)
     except BaseException:
         new.discard()
         raise
@@ -583,8 +587,7 @@ def staged(
     again right before the rename (`Replacement.commit`): changed, `FileChanged` is raised (before
     the block: nothing recorded), and the file is left as the other program wrote it. A write that
     lands in the rename itself is put back in the file's place, and `FileChanged` raised too."""
-    new = Replacement(path, mode=mode, within=within)
-    try:
+    with atomic_stream(path, mode=mode, within=within, expect=expect) as new:
         new.write(data)
         new.sync()
         if expect is not ANY and not holds(path, expect):  # type: ignore[arg-type]
@@ -594,12 +597,8 @@ def staged(
                 file=str(path),
             )
         yield
-        late = new.commit(expect)
-    except BaseException:
-        new.discard()
-        raise
-    if late is not None:
-        _put_back(path, late, data, mode, within)
+    if new.late is not None:
+        _put_back(path, new.late, data, mode, within)
 
 
 def _put_back(path: Path, late: bytes, ours: bytes, mode: int, within: Path | None) -> None:

@@ -358,7 +358,7 @@ _KILLED_BEFORE_RENAME = (
     "def die(self, *args):\n"
     "    if self.path.name == file:\n"
     "        os.kill(os.getpid(), signal.SIGKILL)\n"
-    "    real(self, *args)\n"
+    "    return real(self, *args)\n"
     "fsio.Replacement.commit = die\n"
     "from optmem.cli import main\n"
     "sys.argv = ['optmem', '--vault', *sys.argv[2:]]\n"
