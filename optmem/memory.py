@@ -157,11 +157,21 @@ def parse(text: str) -> tuple[str, list[str], bool]:
     m = _FRONT.match(text)
     if m:
         front, text = m.group(1), text[m.end() :]
-    # any other line that is only `§` (typed twice, or with spaces around it) is a boundary too: an
-    # entry never holds one (`add` refuses it), and `§` alone is never an entry
-    entries = [part.strip() for e in _SPLIT.split(text) for part in _SEPARATOR_LINE.split(e)]
+    # a `§` line left at an entry's start or end (a separator typed twice: "a\n§\n§\nb") is dropped
+    # — `§` is never an entry, nor the first or last line of one; inside one it stays, as Hermes reads it
+    entries = [_edges_cut(e).strip() for e in _SPLIT.split(text)]
     # a duplicate entry is dropped on load, as Hermes does
     return front, list(dict.fromkeys(e for e in entries if e)), text.endswith("\n") or not text
+
+
+def _edges_cut(entry: str) -> str:
+    """An entry without the lines holding only `§` at its start and end."""
+    lines = entry.split("\n")
+    while lines and lines[0].strip(" \t\r") == "§":
+        lines.pop(0)
+    while lines and lines[-1].strip(" \t\r") == "§":
+        lines.pop()
+    return "\n".join(lines)
 
 
 def _resolve(vault: Vault, target: str, project: str | None) -> tuple[str, str, Path, str]:

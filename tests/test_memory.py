@@ -96,8 +96,9 @@ def test_crlf_files_split_on_their_separator_lines(vault, vault_path):
 
 
 def test_a_hand_typed_separator_line_is_never_an_entry(vault, vault_path, cli):
-    """`§` typed twice on its own lines (tester 16 #10i), or with spaces around it: a boundary
-    between entries, never an entry `§` (which `add` itself refuses) nor a part of one."""
+    """`§` typed twice on its own lines (tester 16 #10i), or with spaces around it: never an entry
+    `§` (which `add` itself refuses), nor the first or last line of one (inside an entry it stays,
+    as Hermes reads it: tests/test_hermes.py)."""
     (vault_path / "MEMORY.md").write_text("first\n§\n§\nsecond\n§\n  § \nthird\n§\n§\n§\n", "utf-8")
     assert memory.load(vault).entries == ["first", "second", "third"]
     shown = cli.json("show")
