@@ -277,13 +277,59 @@ def _hot(
             "says how to finish the merge)]"
         ]
     # each stored line defused before the entry becomes one line: a label at its start is seen
-    stale = _outdated(vault, shown.file, [e["text"] for e in shown.entries if not e.get("blocked")], *scope)
-    return merge + [f"- {' '.join(line(e['text']).split())}{stale.get(e['text'], '')}" for e in shown.entries]
+    texts = [e["text"] for e in shown.entries if not e.get("blocked")]
+    newer = _newer_entries(vault, shown.file, texts)
+    stale = _outdated(vault, shown.file, texts, *scope, newer=newer)
+    order = _newer_first([e["text"] for e in shown.entries], newer)
+    return merge + [f"- {' '.join(line(text).split())}{stale.get(text, '')}" for text in order]
 
 
-def _outdated(vault: Vault, file: str, texts: list[str], project: str | None, domain: str | None) -> dict[str, str]:
+def _newer_first(texts: list[str], newer: dict[str, str]) -> list[str]:
+    """The entries in their file's order, but an entry that may be a new value of an older one
+    (`newer`: older → newer) read just before it."""
+    moved = set(newer.values())
+    out: list[str] = []
+    for text in texts:
+        if text in moved:
+            continue  # (placed before the older one it may update)
+        if text in newer:
+            out.append(newer[text])
+        out.append(text)
+    return out + [t for t in texts if t not in out]
+
+
+def _newer_entries(vault: Vault, file: str, texts: list[str]) -> dict[str, str]:
+    """The entries of a hot file that may be older values of another entry — older text → the
+    newer's — as `add` guessed when it added the newer (its journal record's `may_update`, the
+    write gate's guess) and while both are in the file."""
+    from optmem.index import open_index
+    from optmem.memory import entry_id
+
+    if len(texts) < 2:
+        return {}
+    with open_index(vault) as idx:
+        keys = [f"hot:{file}:{entry_id(text)}" for text in texts]
+        last = {row.key: row for row in idx.rows(f"r.key IN ({', '.join('?' * len(keys))}) ORDER BY r.n", keys)}
+    record = {last[k].id: text for k, text in zip(keys, texts) if k in last}
+    out: dict[str, str] = {}
+    for k, text in zip(keys, texts):
+        old = record.get(last[k].upd or "") if k in last else None
+        if old is not None and old != text and old not in out:
+            out[old] = text
+    return out
+
+
+def _outdated(
+    vault: Vault,
+    file: str,
+    texts: list[str],
+    project: str | None,
+    domain: str | None,
+    newer: dict[str, str] | None = None,
+) -> dict[str, str]:
     """The note to add to each entry that states a value a newer keyed value replaced
-    (`facts.outdated_hot`) — a guess, said as one, with what the newer record says."""
+    (`facts.outdated_hot`) — a guess, said as one, with what the newer record says — or that
+    another entry of the file may be a newer value of (`newer`, as `_newer_entries` gives it)."""
     from optmem import facts
     from optmem.index import open_index
     from optmem.memory import entry_id
@@ -296,7 +342,10 @@ def _outdated(vault: Vault, file: str, texts: list[str], project: str | None, do
             last = idx.rows("r.key = ? ORDER BY r.ts DESC, r.n DESC LIMIT 1", (f"hot:{file}:{entry_id(text)}",))
             return last[0].ts if last else None
 
-        out = {}
+        out = {
+            older: f" (may be outdated: the entry “{_line(later[:160])}” may be a newer value of it — a guess)"
+            for older, later in (_newer_entries(vault, file, texts) if newer is None else newer).items()
+        }
         for text, head in facts.outdated_hot(idx, texts, written, clock.now().timestamp(), project, domain).items():
             rec = idx.record(head)
             guess = ", inferred" if head.inferred else ""

@@ -142,6 +142,11 @@ CODES: dict[str, Code] = {
         "another writer held the vault's lock past the timeout; `holder` names it (`pid`, `command`, `since`, "
         "`state`: `stopped` when Ctrl-Z or SIGSTOP holds it)",
     ),
+    "file_changed": Code(
+        VAULT,
+        "a hot-memory file kept changing while optmem wrote it (a program writing it without its `.lock`): "
+        "what that program wrote is kept; try again",
+    ),
     "merge_conflict": Code(VAULT, "a hot-memory file still holds git's conflict markers: resolve them first"),
     "bad_front_matter": Code(VAULT, "a handoff or tree node's front matter cannot be read: fix or remove the file"),
     "sync_failed": Code(VAULT, "`sync`: git could not fetch, merge or push; nothing stored was changed by it"),
@@ -298,6 +303,13 @@ class Unreadable(VaultError):
 
 class Locked(VaultError):
     code = "locked"
+
+
+class FileChanged(VaultError):
+    """Another program changed a file between optmem's reading it and putting its new version in
+    place (`fsio.staged` with `expect`): what that program wrote is kept, optmem's write is not made."""
+
+    code = "file_changed"
 
 
 class MergeConflict(VaultError):

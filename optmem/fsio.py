@@ -11,7 +11,11 @@ Durability is reasoned about here once:
   nor appended to — by root either: `Unwritable`;
 * a file whose change is recorded first (a hot file's journal, a handoff's log record) is
   written beside the old one before the record (`staged`): one that cannot be written is
-  refused with nothing recorded.
+  refused with nothing recorded;
+* a file another program may write without taking a lock (a hot file a person edits) is replaced
+  only while it still holds what was read of it (`staged` with `expect`): checked before the
+  record and again just before the rename, and a write that lands while the new file is put in
+  place is put back — what the other program wrote is never overwritten unseen.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from optmem.errors import Locked, OptmemError, TooLarge, Unreadable, Unwritable
+from optmem.errors import FileChanged, Locked, OptmemError, TooLarge, Unreadable, Unwritable
 from optmem.patterns import lazy
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+ANY = object()  # `expect` not given (`staged`): the file is replaced whatever it holds
 
 
 def outside(path: Path, root: Path) -> str | None:
@@ -416,6 +421,7 @@ class Replacement:
         self._made = top if not top.exists() else None
         ensure_dir(path.parent, within=within)
         self.path, self._mode, self._synced = path, mode, False
+        self.late: bytes | None = None  # what `commit` found written into the replaced file in its rename
         self._source: Any = None
         try:
             fd, self._tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
@@ -485,14 +491,20 @@ class Replacement:
             self.write(more)
             grew = True
 
-    def commit(self) -> None:
+    def commit(self, expect: bytes | None | object = ANY) -> bytes | None:
         """Put the new version in `path`'s place (atomically: readers see the old file or this one).
 
-        Following a source (`follow`), it copies what the source grew by, fsyncs, and looks
-        again, until a look right after an fsync finds nothing new (at most `FOLLOW_ROUNDS`
-        times: a source still growing then is copied once more, and that last piece is fsynced
-        just after the rename) — an append can still land in the old file only between that last
-        look and the rename, a few system calls."""
+        With `expect` (the bytes the file held when it was read; None: it did not exist), only while
+        the file still holds them: checked through a descriptor held across the rename, right before
+        it (`FileChanged` otherwise, nothing replaced) — the window in which another program's write
+        can still land is the rename itself. Returns what the replaced file holds *after* the rename
+        when that is not `expect` (a write landed in that window, through a descriptor the other
+        program opened before: the caller puts it back), else None.
+
+        Following a source (`follow`), it first copies what the source grew by, fsyncs, and looks
+        again, until a look right after an fsync finds nothing new (at most `FOLLOW_ROUNDS` times:
+        a source still growing then is copied once more) — an append can still land in the old
+        file only between that last look and the rename, a few system calls."""
         for _ in range(FOLLOW_ROUNDS):
             if not self._synced:
                 self.sync()
@@ -500,13 +512,57 @@ class Replacement:
                 break
         else:
             self._catch_up()
+        if not self._synced:
+            self.sync()
         try:
-            self._fh.flush()
-            os.chmod(self._tmp, self._mode)
-            os.replace(self._tmp, self.path)
-            if not self._synced:
-                os.fsync(self._fh.fileno())
             self._fh.close()
+            os.chmod(self._tmp, self._mode)
+        except OSError as exc:
+            raise unwritable(self.path, exc) from exc
+        if expect is ANY:
+            self._rename()
+            return None
+        if expect is None and self._create():
+            return None
+        fd = _open_current(self.path)
+        try:
+            if _held(fd) != expect:
+                raise FileChanged(
+                    f"{self.path} changed while optmem wrote it (another program wrote it meanwhile); "
+                    "what that program wrote is kept, nothing of this write was put in its place",
+                    file=str(self.path),
+                )
+            self._rename()
+            late = _held(fd)
+        finally:
+            if fd is not None:
+                os.close(fd)
+        return late if late != expect else None
+
+    def _create(self) -> bool:
+        """Make the new version `path` only if no file is there (a hard link, which the system
+        refuses over an existing file: no window at all), then drop its temporary name; False on a
+        file system without hard links (the caller checks, then renames)."""
+        try:
+            os.link(self._tmp, self.path)
+        except FileExistsError:
+            raise FileChanged(
+                f"{self.path} was made while optmem wrote it (another program wrote it meanwhile); "
+                "what that program wrote is kept, nothing of this write was put in its place",
+                file=str(self.path),
+            ) from None
+        except OSError:
+            return False
+        try:
+            os.unlink(self._tmp)
+        except OSError:
+            pass  # (left as a temporary of this process: `clean_temporaries` removes it)
+        _fsync_dir(self.path.parent)
+        return True
+
+    def _rename(self) -> None:
+        try:
+            os.replace(self._tmp, self.path)
         except OSError as exc:
             raise unwritable(self.path, exc) from exc
         _fsync_dir(self.path.parent)
@@ -538,18 +594,57 @@ class Replacement:
 
 
 @contextmanager
-def atomic_stream(path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> Iterator[Replacement]:
+def atomic_stream(
+    path: Path, *, mode: int = FILE_MODE, within: Path | None = None, expect: bytes | None | object = ANY
+) -> Iterator[Replacement]:
     """Write a replacement of `path` through a binary handle (`Replacement.write`); it takes the
     old file's place (fsynced, renamed, folder fsynced) only if the block finishes without an
     exception. A file that cannot be replaced (read-only, a folder that takes no new file) is
-    refused before the block runs."""
+    refused before the block runs. `expect`: as `Replacement.commit` takes it (what it returns
+    is left in the replacement's `late`)."""
     new = Replacement(path, mode=mode, within=within)
     try:
         yield new
-        new.commit()
+        new.late = new.commit(expect)
     except BaseException:
         new.discard()
         raise
+
+
+def _open_current(path: Path) -> int | None:
+    """A descriptor reading the file at `path` now (None when there is none)."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Unreadable(
+            f"cannot read {path}: {exc.strerror}", file=str(path), reason=f"cannot be read ({exc.strerror})"
+        ) from exc
+
+
+def _held(fd: int | None) -> bytes | None:
+    """What the file open as `fd` holds, from its start (None for no file)."""
+    if fd is None:
+        return None
+    chunks, at = [], 0
+    while at <= READ_BYTES:
+        chunk = os.pread(fd, 1 << 20, at)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        at += len(chunk)
+    return b"".join(chunks)
+
+
+def holds(path: Path, expect: bytes | None) -> bool:
+    """Whether the file at `path` holds exactly `expect` (None: there is no file)."""
+    fd = _open_current(path)
+    try:
+        return _held(fd) == expect
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 @contextmanager
@@ -571,16 +666,68 @@ def rewriting(path: Path, *, mode: int = FILE_MODE, within: Path | None = None) 
 
 
 @contextmanager
-def staged(path: Path, data: bytes, *, mode: int = FILE_MODE, within: Path | None = None) -> Iterator[None]:
+def staged(
+    path: Path, data: bytes, *, mode: int = FILE_MODE, within: Path | None = None, expect: bytes | None | object = ANY
+) -> Iterator[None]:
     """`data` written beside `path` and on disk before the block runs; it takes `path`'s place
     when the block finishes. For a file whose change is recorded first (a hot file's journal, a
     handoff's log record — the block): a file that cannot be written (read-only, its folder
     read-only, a full disk) is refused before anything is recorded, so a refused write leaves
-    nothing behind; after the record, only the rename is left."""
-    with atomic_stream(path, mode=mode, within=within) as new:
+    nothing behind; after the record, only the rename is left.
+
+    `expect`: the bytes the file held when its new version was made from it (None: no file) — for
+    a file another program may write without a lock. It is checked before the block runs and
+    again right before the rename (`Replacement.commit`): changed, `FileChanged` is raised (before
+    the block: nothing recorded), and the file is left as the other program wrote it. A write that
+    lands in the rename itself is put back in the file's place, and `FileChanged` raised too."""
+    with atomic_stream(path, mode=mode, within=within, expect=expect) as new:
         new.write(data)
         new.sync()
+        if expect is not ANY and not holds(path, expect):  # type: ignore[arg-type]
+            raise FileChanged(
+                f"{path} changed while optmem wrote it (another program wrote it meanwhile); "
+                "what that program wrote is kept, nothing of this write was put in its place",
+                file=str(path),
+            )
         yield
+    if new.late is not None:
+        _put_back(path, new.late, data, mode, within)
+
+
+def _put_back(path: Path, late: bytes, ours: bytes, mode: int, within: Path | None) -> None:
+    """A write another program made while `ours` took `path`'s place (`late`: what the replaced file
+    holds): put back in the file's place — while it holds `ours` still — then `FileChanged`. If a
+    third write came meanwhile, `late` is kept beside the file (`<name>.<time>.kept`) and the error
+    names it: nothing another program wrote is dropped unseen."""
+    spare: bytes | None = None
+    back = Replacement(path, mode=mode, within=within)
+    try:
+        back.write(late)
+        back.sync()
+        spare = back.commit(ours)  # (what lands in this rename, if anything, is kept beside)
+    except FileChanged:
+        back.discard()
+        spare = late
+    except BaseException:
+        back.discard()
+        raise
+    kept: str | None = None
+    if spare is not None:
+        aside = path.with_name(f"{path.name}.{time.time_ns()}.kept")
+        with atomic_stream(aside, mode=mode, within=within) as out:
+            out.write(spare)
+        kept = str(aside)
+    raise FileChanged(
+        f"{path} was written by another program while optmem put its new version in place; that program's "
+        + (
+            f"version is kept in {kept} (the file changed again since): merge it by hand"
+            if kept
+            else "version is back in place"
+        )
+        + ", and optmem's write is not in the file",
+        file=str(path),
+        **({"kept": kept} if kept else {}),
+    )
 
 
 def move(src: Path, dst: Path, *, mode: int | None = None, within: Path | None = None) -> None:

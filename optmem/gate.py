@@ -12,7 +12,16 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a se
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["find_similar", "find_updates", "probe"]
+__all__ = ["find_similar", "find_updates", "is_update", "probe"]
+
+
+def is_update(old: str, new: str) -> bool:
+    """Whether `new` reads as a new value of `old` — the gate's possible update (the words that
+    only say *when*, "now", "现在", left out), for a record of the log (`find_updates`) and for a
+    hot entry (`memory.add`) alike."""
+    from optmem.reading.cues import time_words
+
+    return compare.looks_like_update(old, new, time_words())
 
 
 def find_similar(
@@ -85,8 +94,6 @@ def find_updates(
     statement with another value (`compare.looks_like_update`), newest first."""
     if rec.key:
         return []  # a key versions it already
-    from optmem.reading.cues import time_words
-
     out = []
     for row in probe(idx, rec.text, rec.domain, rec.project, limit) if rows is None else rows:
         if (
@@ -97,6 +104,6 @@ def find_updates(
         ):
             continue
         old = idx.record(row)
-        if compare.looks_like_update(old.text, rec.text, time_words()):
+        if is_update(old.text, rec.text):
             out.append({"id": row.id, "text": old.text, "ts": old.ts})
     return sorted(out, key=lambda u: (u["ts"], u["id"]), reverse=True)

@@ -857,6 +857,9 @@ def journal_hot(
     placeholder, so the secret is not copied into the append-only log (the file keeps it, to be
     removed there).
     `origin`: who made the edit (`record.origin`); an edit found in the file (`drift`) has none.
+    An entry added that may be a new value of another (`memory._do_add`, as the gate guesses one)
+    carries `may_update`, the other entry's journal record: search and context read the guess
+    as they read the gate's.
     """
     moment = _after_journal(vault, file, clock.now())
     ts = clock.format_ts(moment)
@@ -881,8 +884,8 @@ def journal_hot(
         return _unscanned_entry(rec) if source == "drift" or unscanned else rec
 
     for c in changes:
-        if c.op == "add":
-            records.append(make("add", c.entry))
+        if c.op == "add":  # (an entry it may be a new value of: its journal record, as the gate notes one)
+            records.append(make("add", c.entry, **({"may_update": c.updates} if getattr(c, "updates", None) else {})))
         elif c.op == "remove":
             records.append(make("remove", c.entry))
         else:

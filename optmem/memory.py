@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from functools import partial
 from pathlib import Path
 
 from optmem import fsio, gitstate
 from optmem.errors import (
     Ambiguous,
+    FileChanged,
     MergeConflict,
     NearDuplicate,
     NoMatch,
@@ -99,10 +101,11 @@ class HotFile:
         newline: str = "\n",  # "\r\n" for a file written with Windows line ends
         conflicted: bool = False,  # git's conflict markers are in it (the entries are shown without them)
         bad_limit: str | None = None,  # its `limit:` could not be read: what is wrong, and the limit used
+        read: object = fsio.ANY,  # the bytes `load` read (None: no file) — a write replaces only those
     ) -> None:
         self.label, self.name, self.path, self.limit, self.entries = label, name, path, limit, entries
         self.front, self.final_newline, self.newline, self.conflicted = front, final_newline, newline, conflicted
-        self.bad_limit = bad_limit
+        self.bad_limit, self.read = bad_limit, read
 
     def __eq__(self, other: object) -> bool:
         return type(other) is HotFile and vars(other) == vars(self)
@@ -154,9 +157,21 @@ def parse(text: str) -> tuple[str, list[str], bool]:
     m = _FRONT.match(text)
     if m:
         front, text = m.group(1), text[m.end() :]
-    entries = [e.strip() for e in _SPLIT.split(text)]
+    # a `§` line left at an entry's start or end (a separator typed twice: "a\n§\n§\nb") is dropped
+    # — `§` is never an entry, nor the first or last line of one; inside one it stays, as Hermes reads it
+    entries = [_edges_cut(e).strip() for e in _SPLIT.split(text)]
     # a duplicate entry is dropped on load, as Hermes does
     return front, list(dict.fromkeys(e for e in entries if e)), text.endswith("\n") or not text
+
+
+def _edges_cut(entry: str) -> str:
+    """An entry without the lines holding only `§` at its start and end."""
+    lines = entry.split("\n")
+    while lines and lines[0].strip(" \t\r") == "§":
+        lines.pop(0)
+    while lines and lines[-1].strip(" \t\r") == "§":
+        lines.pop()
+    return "\n".join(lines)
 
 
 def _resolve(vault: Vault, target: str, project: str | None) -> tuple[str, str, Path, str]:
@@ -183,7 +198,14 @@ def load(vault: Vault, target: str = "memory", project: str | None = None) -> Ho
     label, name, path, limit_key = _resolve(vault, target, project)
     # hand edits may pass the limit (doctor says so); a file far past it is not read whole
     bound = max(fsio.NOTE_BYTES, 16 * getattr(vault.settings.limits, limit_key))
-    raw = fsio.read_text(path, within=vault.root, limit=bound) or ""
+    data = fsio.read_bytes(path, within=vault.root, limit=bound)
+    return _parsed(vault, target, project, data)
+
+
+def _parsed(vault: Vault, target: str, project: str | None, data: bytes | None) -> HotFile:
+    """A hot file read from `data`, the bytes it holds (None: there is no file)."""
+    label, name, path, limit_key = _resolve(vault, target, project)
+    raw = "" if data is None else fsio.decode(data, str(path))
     conflicted = _MARKER_LINE.search(raw) is not None
     # both sides of an unresolved merge, without the markers (never print a marker into a prompt),
     # each marker line a boundary between entries: a side is never joined to the other into one
@@ -194,7 +216,17 @@ def load(vault: Vault, target: str = "memory", project: str | None = None) -> Ho
         entries = list(dict.fromkeys(part for part in sides if part))
     limit, bad = _limit_of(front, getattr(vault.settings.limits, limit_key), name)
     return HotFile(
-        label, name, path, limit, entries, front, final_newline, "\r\n" if "\r\n" in raw else "\n", conflicted, bad
+        label,
+        name,
+        path,
+        limit,
+        entries,
+        front,
+        final_newline,
+        "\r\n" if "\r\n" in raw else "\n",
+        conflicted,
+        bad,
+        read=data,
     )
 
 
@@ -487,9 +519,12 @@ def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
     text = done.render()
     if entry_id(text) != cut.get("now"):
         return hot
-    fsio.ensure_dir(hot.path.parent, within=vault.root)
-    fsio.atomic_write(hot.path, text, within=vault.root)
-    return done
+    try:
+        with fsio.staged(hot.path, text.encode("utf-8"), within=vault.root, expect=hot.read):
+            pass
+    except FileChanged:
+        return hot  # (written meanwhile: no longer as the edit found it — its readers look again)
+    return done.replace(read=text.encode("utf-8"))
 
 
 def _drift_changes(vault: Vault, hot: HotFile) -> list[Change]:
@@ -525,6 +560,8 @@ def _journal(
         return []
     if source == "drift":
         _overwritten(vault, hot, changes)
+    if any(c.may_update for c in changes):
+        changes = _noting_updates(vault, hot.name, changes)
     return log.journal_hot(
         vault,
         hot.name,
@@ -537,6 +574,21 @@ def _journal(
         unscanned=unscanned,
         origin=origin,
     )
+
+
+def _noting_updates(vault: Vault, file: str, changes: list[Change]) -> list[Change]:
+    """The changes, each add that may be a new value of another entry given that entry's last
+    journal record (`Change.updates`), which its own journal record names as `may_update`."""
+    from optmem.index import open_index
+
+    out = []
+    with open_index(vault) as idx:
+        for c in changes:
+            if c.may_update is not None:
+                last = idx.rows("r.key = ? ORDER BY r.n DESC LIMIT 1", (f"hot:{file}:{c.may_update.id}",))
+                c = c._replace(updates=last[0].id) if last else c
+            out.append(c)
+    return out
 
 
 EDITED = 0.5  # similarity from which an entry removed beside one added reads as that entry edited
@@ -590,6 +642,8 @@ class Change(Value):
     status: str  # added | duplicate | replaced | unchanged | removed
     entry: Entry | None = None  # the new (add/replace) or removed entry
     old: Entry | None = None  # the replaced entry
+    may_update: Entry | None = None  # an added entry: the entry it may be a new value of (the gate's guess)
+    updates: str | None = None  # that entry's journal record, the added one's `may_update` (`_journal`)
 
 
 def _check_text(text: str | None, what: str) -> str:
@@ -708,8 +762,15 @@ def _do_add(hot: HotFile, text: str | None, force: bool, threshold: float, allow
                     "`optmem replace` (or add anyway with --force)",
                     similar={"id": entry_id(e), "text": e},
                 )
+    from optmem.gate import is_update  # the write gate's guess, as `append` makes it
+
+    # the newest entry it may be a new value of ("standup is at 9:30" → "… at 10:00 now"): kept
+    # beside it — the file is the user's — and said, as `append` says it
+    older = next((e for e in reversed(hot.entries) if is_update(e, text)), None)
     hot.entries.append(text)
-    return Change("add", "added", Entry(entry_id(text), text))
+    return Change(
+        "add", "added", Entry(entry_id(text), text), may_update=Entry(entry_id(older), older) if older else None
+    )
 
 
 def _do_replace(
@@ -768,6 +829,7 @@ class Result(Value):
     journal: list[str]
     warning: str | None = None
     entry: Entry | None = None
+    possible_update: list[dict[str, str]] = []  # entries an added one may be a new value of (shared: never mutated)
 
 
 OP_FIELDS = frozenset(
@@ -974,42 +1036,52 @@ def apply(
         _edit(load(vault, target, project), ops, threshold, allow_unsafe, batch)
     prepare(vault)  # a rebuild, if one is due, happens before the lock is taken
     with vault.lock(), _file_lock(vault, path):
-        hot = load(vault, target, project)
-        if hot.conflicted:
-            raise MergeConflict(
-                f"{hot.name} still holds git's conflict markers (<<<<<<< … >>>>>>>); resolve the merge "
-                "by hand (keep the entries you want, delete the marker lines), or install the merge "
-                "driver (`optmem init` in the clone, or `optmem hooks install`) so it does not happen again; "
-                "nothing was written",
-                file=hot.name,
-            )
-        hot, drifted = _followed(vault, hot, project)  # (journalled only if every operation succeeds)
-        was = entry_id(hot.render())
-        changes = _edit(hot, ops, threshold, allow_unsafe, batch)
-        usage = hot.usage()
-        real = [c for c in changes if c.status not in NO_OPS]
         journal: list[str] = []
-        if real:
-            hot.check_round_trip()
-        _journal(vault, hot, project, drifted, domain=domain, source="drift")
-        if real:
+        for _ in _tries(vault):  # (again while another program changes the file before the journal)
+            hot = _writable(vault, target, project)
+            hot, drifted = _followed(vault, hot, project)  # (journalled only if every operation succeeds)
+            was = entry_id(hot.render())
+            changes = _edit(hot, ops, threshold, allow_unsafe, batch)
+            real = [c for c in changes if c.status not in NO_OPS]
+            if real:
+                hot.check_round_trip()
+            _journal(vault, hot, project, drifted, domain=domain, source="drift")
+            if not real:
+                break
             # the log is the truth: journal first — with the file as it was and as it will be, so
             # that an edit cut short before the rename is finished by the next command (`_finish`)
             text = hot.render()
             cut = {CUT: {"was": was, "stamp": _stamp(hot.path), "now": entry_id(text)}}
             vouched = {"vouched_by": vouched_by} if vouched_by else {}
-            with _journalled_write(hot, text, vault.root, journal):
-                journal += _journal(
-                    vault,
-                    hot,
-                    project,
-                    real,
-                    domain=domain,
-                    source=source,
-                    said_at=said_at,
-                    extra=cut | vouched,
-                    origin=origin,
-                )
+            try:
+                with _journalled_write(hot, text, vault.root, journal):
+                    journal += _journal(
+                        vault,
+                        hot,
+                        project,
+                        real,
+                        domain=domain,
+                        source=source,
+                        said_at=said_at,
+                        extra=cut | vouched,
+                        origin=origin,
+                    )
+            except FileChanged:
+                if not journal:
+                    continue  # changed before the journal: the edit is made again on the file as it is now
+                # changed after it: the edit journalled is put into the file as the other program left it
+                again = [{**op, "force": True} if (op.get("op") or op.get("action")) == "add" else op for op in ops]
+                redo = partial(_edit, ops=again, threshold=threshold, allow_unsafe=allow_unsafe)
+                hot = _rewrite(vault, target, project, journal, redo)
+            break
+        else:
+            raise FileChanged(
+                f"{hot.name} kept changing while optmem edited it (for {vault.settings.lock.timeout:g}s: another "
+                f"program writes it without taking {hot.name}.lock); nothing was written — what that program "
+                "wrote is kept; try again (a program that takes the lock, as Hermes Agent does, is waited for instead)",
+                file=hot.name,
+            )
+        usage = hot.usage()
     status = (
         changes[0].status
         if len(changes) == 1
@@ -1019,7 +1091,7 @@ def apply(
         if all(c.status == "duplicate" for c in changes)
         else "unchanged"
     )
-    warn = hot.bad_limit
+    warn = "; ".join(w for w in (hot.bad_limit, _update_warning(hot, changes)) if w) or None
     if usage.percent >= vault.settings.limits.warn_percent:
         full = f"{hot.name} is {usage.percent}% full ({usage.chars:,}/{hot.limit:,} chars); consolidate soon"
         warn = f"{warn}; {full}" if warn else full
@@ -1032,6 +1104,11 @@ def apply(
         journal=journal,
         warning=warn,
         entry=changes[0].entry if len(changes) == 1 else None,
+        possible_update=[
+            {"id": c.may_update.id, "text": c.may_update.text}
+            for c in changes
+            if c.may_update is not None and c.may_update.text in hot.entries
+        ],
     )
 
 
@@ -1053,40 +1130,138 @@ def put_entries(
     journal holds it already (an export's own journal records came in with its log)."""
     _, _, path, _ = _resolve(vault, target, project)
     with vault.lock(), _file_lock(vault, path):
+        for _ in _tries(vault):  # (again while another program changes the file before the journal)
+            hot = load(vault, target, project)
+            if hot.conflicted:
+                raise MergeConflict(
+                    f"{hot.name} still holds git's conflict markers (<<<<<<< … >>>>>>>); resolve the merge by "
+                    "hand, then import again (what was imported already is left as it is); its entries were not put",
+                    file=hot.name,
+                )
+            held = set(hot.entries)
+            new = [t for t in dict.fromkeys(texts) if t not in held]
+            if not new:
+                return Put([], [], hot.usage())
+            if not hot.entries and not hot.front:
+                hot.front = front
+                hot.limit = min(hot.limit, _limit_of(front, hot.limit, hot.name)[0])
+            added, over = [], []
+            for text in new:
+                if size_of([*hot.entries, text]) <= hot.limit:
+                    hot.entries.append(text)
+                    added.append(text)
+                else:
+                    over.append(text)
+            if not added:
+                return Put([], over, hot.usage())
+            hot.check_round_trip()
+            journal = journal_of(vault, hot.name)
+            changes = [
+                Change("add", "added", Entry(e, t))
+                for t in added
+                if journal.get(e := entry_id(t), ("remove", ""))[0] == "remove"
+            ]
+            done: list[str] = []
+            try:
+                with _journalled_write(hot, hot.render(), vault.root, done):  # the log first, as `apply`
+                    done += _journal(vault, hot, project, changes, domain=None, source=source)
+            except FileChanged:
+                if not done:
+                    continue
+                hot = _rewrite(
+                    vault,
+                    target,
+                    project,
+                    done,
+                    partial(_add_missing, texts=added),
+                )
+            return Put(added, over, hot.usage())
+    raise FileChanged(
+        f"{hot.name} kept changing while optmem imported into it (for {vault.settings.lock.timeout:g}s: "
+        f"another program writes it without taking {hot.name}.lock); nothing was put in it — what that "
+        "program wrote is kept; import again",
+        file=hot.name,
+    )
+
+
+def _add_missing(hot: HotFile, texts: list[str]) -> None:
+    """The texts `hot` does not hold, added at its end (an import's entries, made again: `_rewrite`)."""
+    hot.entries.extend(t for t in texts if t not in hot.entries)
+
+
+TRIES = 5  # the fewest times an edit is made on a hot file another program keeps changing, before it gives up
+
+
+def _tries(vault: Vault) -> Iterator[int]:
+    """The attempts at an edit of a hot file another program may change meanwhile without its lock:
+    at least `TRIES`, and more while the vault's lock timeout (`[lock] timeout`) has not passed
+    since the first — a pause between two, growing, as a lock is waited for. A program that stops
+    writing lets the edit through; one that never does has it refused (`FileChanged`)."""
+    import time
+
+    deadline = time.monotonic() + vault.settings.lock.timeout
+    n, delay = 0, 0.002
+    while n < TRIES or time.monotonic() < deadline:
+        if n:
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        yield n
+        n += 1
+
+
+def _writable(vault: Vault, target: str, project: str | None) -> HotFile:
+    """A hot file read for an edit: refused while it holds git's conflict markers."""
+    hot = load(vault, target, project)
+    if hot.conflicted:
+        raise MergeConflict(
+            f"{hot.name} still holds git's conflict markers (<<<<<<< … >>>>>>>); resolve the merge "
+            "by hand (keep the entries you want, delete the marker lines), or install the merge "
+            "driver (`optmem init` in the clone, or `optmem hooks install`) so it does not happen again; "
+            "nothing was written",
+            file=hot.name,
+        )
+    return hot
+
+
+def _rewrite(
+    vault: Vault, target: str, project: str | None, journal: list[str], edit: Callable[[HotFile], object]
+) -> HotFile:
+    """An edit journalled (`journal`: its records) whose file another program wrote between the
+    journal and the rename, without the file's lock: made again (`edit`, in memory) on the file as
+    that program left it, and written — what both wrote is in the file. Should the edit no longer
+    apply there (what it edits is gone, the file is full or mid-merge), the file is left as that
+    program wrote it and the error says so: the next command that reads hot memory journals the
+    difference (the edit's text stays in the log) — nothing either wrote is lost."""
+    for _ in _tries(vault):
         hot = load(vault, target, project)
-        if hot.conflicted:
-            raise MergeConflict(
-                f"{hot.name} still holds git's conflict markers (<<<<<<< … >>>>>>>); resolve the merge by "
-                "hand, then import again (what was imported already is left as it is); its entries were not put",
+        try:
+            if hot.conflicted:
+                raise MergeConflict(f"{hot.name} now holds git's conflict markers")
+            edit(hot)
+            hot.check_round_trip()
+        except OptmemError as exc:
+            raise FileChanged(
+                f"another program wrote {hot.name} (without taking {hot.name}.lock) while this edit was written, "
+                f"and the edit no longer applies to what it wrote ({exc.message}); its file is left as that "
+                "program wrote it — the edit is journalled, and the next command that reads hot memory "
+                "journals it as removed outside optmem (its text stays in the log): make it again",
                 file=hot.name,
-            )
-        held = set(hot.entries)
-        new = [t for t in dict.fromkeys(texts) if t not in held]
-        if not new:
-            return Put([], [], hot.usage())
-        if not hot.entries and not hot.front:
-            hot.front = front
-            hot.limit = min(hot.limit, _limit_of(front, hot.limit, hot.name)[0])
-        added, over = [], []
-        for text in new:
-            if size_of([*hot.entries, text]) <= hot.limit:
-                hot.entries.append(text)
-                added.append(text)
-            else:
-                over.append(text)
-        if not added:
-            return Put([], over, hot.usage())
-        hot.check_round_trip()
-        journal = journal_of(vault, hot.name)
-        changes = [
-            Change("add", "added", Entry(e, t))
-            for t in added
-            if journal.get(e := entry_id(t), ("remove", ""))[0] == "remove"
-        ]
-        done: list[str] = []
-        with _journalled_write(hot, hot.render(), vault.root, done):  # the log first, as `apply`
-            done += _journal(vault, hot, project, changes, domain=None, source=source)
-    return Put(added, over, hot.usage())
+                journal=list(journal),
+            ) from exc
+        try:
+            with _journalled_write(hot, hot.render(), vault.root, journal):
+                pass
+        except FileChanged:
+            continue
+        return hot
+    raise FileChanged(
+        f"{hot.name} kept changing while this edit was written (another program writes it without taking "
+        f"{hot.name}.lock); the file is left as that program wrote it — the edit is journalled, and the next "
+        "command that reads hot memory journals it as removed outside optmem (its text stays in the log): "
+        "make it again",
+        file=hot.name,
+        journal=list(journal),
+    )
 
 
 @contextmanager
@@ -1096,9 +1271,14 @@ def _journalled_write(hot: HotFile, text: str, root: Path, journal: list[str]) -
     that cannot be written (read-only, a read-only folder, a full disk) is refused with nothing
     journalled — an edit refused is never finished later. After the journal only the rename is
     left; should it fail, the edit is journalled and not in the file, as after a crash at that
-    point: the next command that reads hot memory finishes it (`_finish`), and the error says so."""
+    point: the next command that reads hot memory finishes it (`_finish`), and the error says so.
+
+    The file is replaced only while it holds what `hot` was read from (`fsio.staged`'s `expect`):
+    another program that wrote it meanwhile without its lock (a person's editor, a script) raises
+    `FileChanged` — before the block, nothing journalled (the caller edits the file again as it is
+    now); after it, the caller makes the journalled edit again on that program's file (`_rewrite`)."""
     try:
-        with fsio.staged(hot.path, text.encode("utf-8"), within=root):
+        with fsio.staged(hot.path, text.encode("utf-8"), within=root, expect=hot.read):
             yield
     except Unwritable as exc:
         if not journal:
@@ -1152,7 +1332,24 @@ def _change_dict(c: Change) -> dict[str, Any]:
         out["entry"] = {"id": c.entry.id, "text": c.entry.text}
     if c.old:
         out["old"] = {"id": c.old.id, "text": c.old.text}
+    if c.may_update:
+        out["may_update"] = {"id": c.may_update.id, "text": c.may_update.text}
     return out
+
+
+def _update_warning(hot: HotFile, changes: list[Change]) -> str | None:
+    """What `add` says of an entry it added that may be a new value of another (kept beside it)."""
+    said = []
+    for c in changes:
+        if c.may_update is None or c.entry is None or c.may_update.text not in hot.entries:
+            continue
+        old = c.may_update
+        said.append(
+            f"[{c.entry.id}] may be a new value of [{old.id}] (“{old.text[:60]}”), kept beside it; if so, "
+            f"`optmem remove --id {old.id}` drops the older (it stays in the log) — `optmem replace` "
+            "changes an entry in place"
+        )
+    return "; ".join(said) or None
 
 
 def add(vault: Vault, text: str | None, *, force: bool = False, **kw: Any) -> Result:

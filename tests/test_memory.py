@@ -7,7 +7,7 @@ import os
 import signal
 
 import pytest
-from conftest import killed_before_rename
+from conftest import killed_before_rename, log_lines
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -93,6 +93,21 @@ def test_crlf_files_split_on_their_separator_lines(vault, vault_path):
     assert memory.load(vault).entries == ["第一条", "第二条"]
     memory.remove(vault, "第一条")
     assert memory.load(vault).entries == ["第二条"]
+
+
+def test_a_hand_typed_separator_line_is_never_an_entry(vault, vault_path, cli):
+    """`§` typed twice on its own lines (tester 16 #10i), or with spaces around it: never an entry
+    `§` (which `add` itself refuses), nor the first or last line of one (inside an entry it stays,
+    as Hermes reads it: tests/test_hermes.py)."""
+    (vault_path / "MEMORY.md").write_text("first\n§\n§\nsecond\n§\n  § \nthird\n§\n§\n§\n", "utf-8")
+    assert memory.load(vault).entries == ["first", "second", "third"]
+    shown = cli.json("show")
+    assert [e["text"] for e in shown["files"][0]["entries"]] == ["first", "second", "third"]
+    cli.json("add", "fourth")
+    assert (vault_path / "MEMORY.md").read_text("utf-8") == "first\n§\nsecond\n§\nthird\n§\nfourth\n"
+    texts = {r["text"] for r in log_lines(vault_path) if r["kind"] == "memory"}
+    assert texts == {"first", "second", "third", "fourth"}
+    assert cli.json("doctor")["problems"] == []
 
 
 def test_front_matter_is_kept_and_its_limit_applies(vault, vault_path):

@@ -79,6 +79,8 @@ def _finish(json_out: bool, result: Any) -> None:
         "changes": changes,
         "journal": result.journal,
         "warning": result.warning,
+        # entries an added one may be a new value of (the write gate's guess, as `append` gives it)
+        "possible_update": view.shown(result.possible_update),
     }
     if result.entry is not None:
         payload["entry"] = view.shown(result.entry._asdict())
