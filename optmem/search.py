@@ -7,15 +7,18 @@ How a query is answered:
    stage reads, never the raw text again.
 1. The query's terms (words, CJK bigrams, a lone CJK character) select candidates from the FTS5
    index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
-   (domain, project, kind, tag, time, status) applied exactly, in SQL (`candidates.choose`). A plain
+   (domain, project, kind, tag, time, status) applied exactly, in SQL (`candidates.choose`), and a
+   few records holding other words of the attributes the query names (`candidates.related`). A plain
    search weighs the cold records that match best too, and keeps those that match at least as
    well as the best warm hit (`_best_cold`).
 2. Each candidate is re-tokenised and scored by `ranking.score` ((BM25 relevance + a share of
-   its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`)
+   its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`;
+   and, in a record holding none of the query's words for an attribute it names, a share of what
+   another word of that attribute weighs, `_kin_relevance`)
    × tier × recency bonus × the status factor of an old version, in bands by status); the most
    relevant candidates bring their session neighbours along, and the most relevant notes the
    newer note that reads as their new value though it shares no word with the query
-   (`_followers`: it stands in for the note it follows) — `_score`; a hit that matches no word,
+   (`_followers`, `_kin_followers`: it stands in for the note it follows) — `_score`; a hit that matches no word,
    only through its session, is kept below the turn it borrowed from (`_kept_below`).
 3. Hits are sorted by band, score, tier, newer, id; then `ranking.updates_first` puts a newer
    record above an older one it updates, inside the top hits, and `ranking.successors_first` a
@@ -1029,7 +1032,7 @@ def _order(
             s.row.recency,
             s.parts.band,
             s.parts.score,
-            compared(s).union(*(asked[g] for g in s.kin)) if s.kin else compared(s),
+            compared(s),
             s.row.upd,
             _covers(s, q, settings) if s.row.upd else s.matched,
             s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
@@ -1039,6 +1042,7 @@ def _order(
             s.record.text,
             s.follows,
             hand(s.row.origin) == HANDS["tool"],  # (a derived record with a tool's part too)
+            frozenset().union(*(asked[g] for g in s.kin)) if s.kin else frozenset(),
         )
         for s in top
     ]
