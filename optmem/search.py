@@ -37,7 +37,7 @@ from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
 from optmem.reading.attributes import attribute_tokens
 from optmem.reading.query import Intent, lone_characters, read, with_lone, with_terms
-from optmem.record import HANDS, MEMORY, MERGED, Record, Tier, hand
+from optmem.record import COMMIT, HANDOFF, HANDS, MEMORY, MERGED, Record, Tier, hand
 from optmem.settings import Ranking
 from optmem.value import NamedTuple, Value
 from optmem.vault import Vault
@@ -409,7 +409,10 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
         else:  # a note holding the landmark alone is still found, below every note of the subject
             corpus = corpus._replace(idfs=corpus.alone_idfs)
     relevance = _bm25(toks, len(toks), corpus, held)
-    if corpus.kin and len(held) > len(matched):
+    # (a redline ranks above every hit when the question's words match it: another word of an
+    # attribute does not make it match — "生产环境的端口变更必须先在 staging 验证" is no answer to
+    # "backend port")
+    if corpus.kin and len(held) > len(matched) and row.tier != Tier.REDLINE:
         more, kin = _kin_relevance(held, len(toks), corpus)
         return _Relevance(rec, relevance + more, matched, len(toks), kin)
     return _Relevance(rec, relevance, matched, len(toks))
@@ -705,7 +708,8 @@ def _kin_followers(
     Dr. Okafor" after "Dentist: Dr. Alvarez", for "who do I go to for my teeth" — found among the
     candidates, as `_followers` finds its own: for each of the `follow_top` most relevant notes
     that hold a word of such an attribute, the newest candidate note (a day or more newer, of its
-    domain) that holds another word of it, says it changes something (`reading.cues.says_change`),
+    domain; not a handoff nor a commit) that holds another word of it, says it changes something
+    (`reading.cues.says_change`),
     states a value the older does not (`identifiers.values`) and names no other subject in place
     of its own (`identifiers.names_another_thing`). Records that share no attribute stay apart."""
     out: dict[int, tuple[str, float]] = {}
@@ -721,7 +725,7 @@ def _kin_followers(
 
     live = [n for n, row in rows.items() if _is_note(row) and not row.superseded_by and row.ts is not None]
     notes = sorted((n for n in live if seen[n].relevance > 0), key=lambda n: -seen[n].relevance)[: settings.follow_top]
-    later = [n for n in live if seen[n].kin]
+    later = [n for n in live if seen[n].kin and rows[n].kind not in (HANDOFF, COMMIT)]  # (as `_order` reads them)
     if not notes or not later:
         return out
     ignore = cues.time_words()
@@ -1023,7 +1027,9 @@ def _order(
 
     compared = _compared(q, corpus, settings)
     # a record holding another word of an attribute the query names holds the query's word for it,
-    # as the update rule reads it: "IT swapped me onto a MacBook" states the "laptop"
+    # as the update rule reads it: "IT swapped me onto a MacBook" states the "laptop" — not a
+    # handoff or a commit, which reports work done in passing ("Done: nginx now proxies /api to
+    # :9090" states no port of the backend)
     asked = {k.group: k.asked for k in corpus.kin}
     ignore = cues.time_words()
     matches = [
@@ -1042,7 +1048,9 @@ def _order(
             s.record.text,
             s.follows,
             hand(s.row.origin) == HANDS["tool"],  # (a derived record with a tool's part too)
-            frozenset().union(*(asked[g] for g in s.kin)) if s.kin else frozenset(),
+            frozenset().union(*(asked[g] for g in s.kin))
+            if s.kin and s.row.kind not in (HANDOFF, COMMIT)
+            else frozenset(),
         )
         for s in top
     ]

@@ -140,3 +140,17 @@ def test_a_value_counts_only_through_the_attribute_the_question_names():
     # a Chinese character alone names an attribute in a question, but is no term to look for
     car = attributes.named(query_terms("车"))
     assert car and all(p != ("车",) for k in car for p in k.phrases)
+
+
+@pytest.mark.long
+def test_a_redline_is_matched_by_the_questions_own_words_only(vault, cli, monkeypatch):
+    # a redline ranks above every hit: another word of the attribute ("端口" of "port") does not
+    # make it match the question
+    monkeypatch.setenv("OPTMEM_NOW", "2026-02-01T10:00:00Z")
+    assert (
+        cli("append", "生产环境的端口变更必须先在 staging 验证，再发公告。", "--redline", "--origin", "user").exit_code
+        == 0
+    )
+    note = cli.json("append", "The backend listens on port 9090 behind nginx.")["id"]
+    hits = cli.json("search", "backend port")["hits"]
+    assert [h["id"] for h in hits] == [note]

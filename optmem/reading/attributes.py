@@ -45,8 +45,10 @@ class Kin(NamedTuple):
 
 
 class _Lexicon(NamedTuple):
-    names: dict[str, list[tuple[Phrase, int]]]  # a name's first token (its rarest) → the names, with their group
-    groups: list[tuple[str, tuple[Phrase, ...]]]  # (id, its names and values to look for)
+    # (strings, not tuples: a search process reads the file whole, and ~20,000 small containers
+    # would wake the cycle collector, which has nothing to find in them)
+    names: dict[str, str]  # a name's first token (its rarest) → its names: "group index\ttokens" a line
+    groups: list[tuple[str, str]]  # (id, its names and values to look for: tokens space-separated, `SEP` between)
 
 
 _triggers: frozenset[str] | None = None
@@ -76,22 +78,22 @@ def _read_triggers() -> frozenset[str]:
 def _read() -> _Lexicon:
     global _lexicon
     if _lexicon is None:
-        names: dict[str, list[tuple[Phrase, int]]] = {}
-        groups: list[tuple[str, tuple[Phrase, ...]]] = []
+        names: dict[str, list[str]] = {}
+        groups: list[tuple[str, str]] = []
         with PATH.open(encoding="utf-8") as f:
             f.readline()
             for line in f:
                 g = json.loads(line)
                 at = len(groups)
-                own = [tuple(p.split(" ")) for p in g["names_tokens"].split(SEP) if p]
+                own = [p for p in g["names_tokens"].split(SEP) if p]
                 for phrase in own:
-                    names.setdefault(phrase[0], []).append((phrase, at))
-                values = [tuple(p.split(" ")) for p in g["values_tokens"].split(SEP) if p]
+                    names.setdefault(phrase.split(" ", 1)[0], []).append(f"{at}\t{phrase}")
+                values = [p for p in g["values_tokens"].split(SEP) if p]
                 # a Chinese character alone names a group in a question (我的车), but is no term to
                 # look for: every word written with it holds it (火车, 车位)
-                looked = tuple(p for p in own + values if not (len(p) == 1 and len(p[0]) == 1 and not p[0].isascii()))
+                looked = SEP.join(p for p in own + values if not (len(p) == 1 and not p.isascii()))
                 groups.append((g["id"], looked))
-        _lexicon = _Lexicon(names, groups)
+        _lexicon = _Lexicon({t: "\n".join(entries) for t, entries in names.items()}, groups)
     return _lexicon
 
 
@@ -104,12 +106,15 @@ def named(terms: list[str]) -> tuple[Kin, ...]:
     lex = _read()
     asked: dict[int, list[Phrase]] = {}
     for t in held:
-        for phrase, at in lex.names.get(t, ()):
+        for entry in lex.names[t].split("\n") if t in lex.names else ():
+            index, tokens = entry.split("\t")
+            phrase = tuple(tokens.split(" "))
             if held.issuperset(phrase):
-                asked.setdefault(at, []).append(phrase)
+                asked.setdefault(int(index), []).append(phrase)
     out = []
     for at in sorted(asked):
-        group, phrases = lex.groups[at]
+        group, looked = lex.groups[at]
+        phrases = (tuple(p.split(" ")) for p in looked.split(SEP) if p)
         others = tuple(dict.fromkeys(p for p in phrases if not held.issuperset(p)))
         if others:
             names = tuple(sorted(set(asked[at])))
