@@ -11,7 +11,7 @@ from optmem.index import BEST, NEWEST, Filters, Index, Row, match_all, match_any
 from optmem.record import BOOKKEEPING
 from optmem.settings import Ranking
 
-__all__ = ["COUNT_BUDGET", "choose", "count_any", "hidden_matches", "wide_queries"]
+__all__ = ["COUNT_BUDGET", "choose", "count_any", "hidden_matches", "related", "wide_queries"]
 
 REPLACED_WINDOW = 2000  # the newest matches a filtered search looks through for replaced records
 # a filtered total is counted exactly up to this many term matches (a join per match: ~11 ms at
@@ -129,6 +129,29 @@ def choose(
         # matches, whatever the filters — a bounded read from the end of the index
         replaced = idx.replaced_matches(match, REPLACED_WINDOW, settings.candidates)
     return rows, total, replaced
+
+
+def related(
+    idx: Index, phrases: list[tuple[str, ...]], df: dict[str, int], settings: Ranking, *, filters: Filters, now: float
+) -> dict[int, Row]:
+    """A few records (`attribute_candidates`) holding the other words of the attributes a query
+    names (`reading.attributes`: "teeth" → dentist, 牙医; "laptop" → MacBook), the best by FTS5's
+    BM25 — its terms held by fewest records first, up to `postings_budget` postings, so the work
+    stays bounded in a store where one of them is common. A term of several tokens is a record
+    holding all of them."""
+    held = sorted((p for p in dict.fromkeys(phrases) if all(df.get(t) for t in p)), key=lambda p: min(df[t] for t in p))
+    chosen: list[tuple[str, ...]] = []
+    spent = 0
+    for p in held:
+        spent += min(df[t] for t in p)
+        if chosen and spent > settings.postings_budget:
+            break
+        chosen.append(p)
+    if not chosen:
+        return {}
+    where, params = filters.sql(now)
+    match = " OR ".join(f"({match_all(list(p))})" for p in chosen)
+    return {r.n: r for r in idx.matches(match, where, params, BEST, settings.attribute_candidates)}
 
 
 def count_any(idx: Index, terms: list[str], df: dict[str, int], counts: dict[str, int] | None = None) -> int:

@@ -62,11 +62,9 @@ def _target(
     # current records and pending guesses (an agent's append waits as one: its correction names
     # it by words like any other)
     where = Filters(domains=(domain,) if domain else (), project=project)
-    hits = (
-        ranked(idx, Query(read(target, now, idx.vault.settings.ranking, terms=terms), 10, where, False, now)).hits
-        if terms
-        else []
-    )
+    # (the words name the record that holds them: not one holding another word of their attribute)
+    settings = idx.vault.settings.ranking._replace(attribute_share=0.0)
+    hits = ranked(idx, Query(read(target, now, settings, terms=terms), 10, where, False, now)).hits if terms else []
     # by score: the band that ranks a guess below every current record says nothing of which
     # record the words name
     found = sorted((h for h in hits if h.status in (Status.CURRENT, Status.PENDING)), key=lambda h: -(h.score or 0.0))

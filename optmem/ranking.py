@@ -233,6 +233,9 @@ class Match(NamedTuple):
     text: str = ""  # its text: its values are read from it when a comparison needs them (`values_of`)
     follows: str | None = None  # the note it was found from as its newer value (`search._followers`)
     tool: bool = False  # found in a tool's output (origin `tool`): never a newer value of what was said
+    # the query terms it stands for through another word of an attribute the query names
+    # (`reading.attributes`: "MacBook" for "laptop"), which it does not hold
+    kin: frozenset[str] = frozenset()
 
 
 def overlap(a: frozenset[str], b: frozenset[str], idfs: dict[str, float]) -> float:
@@ -290,7 +293,8 @@ def updates_first(
     superseded record (`replaced`), however new: it is an old version itself.
 
     Between two notes, one that says it changes something (`changed`: "renamed to main", "换了")
-    gives a new value though no capital marks it. A note found from the older one as its newer
+    gives a new value though no capital marks it. A record that names the query's attribute in
+    another word of it (`kin`) holds the query's word for it. A note found from the older one as its newer
     value (`follows`: `search._followers`) goes above it.
 
     A record that goes above one it updates takes along the newer values of itself placed before
@@ -335,6 +339,11 @@ def updates_first(
 
     def updates(m: Match, o: Match) -> bool:
         """Whether the newer `m` gives another value of what the older `o` states."""
+        if m.kin or o.kin:
+            # a record stating the attribute the query names in another word of it (`kin`) holds
+            # the query's word for it: "IT swapped me onto a MacBook" states the "laptop"
+            m = m._replace(matched=m.matched | m.kin)
+            o = o._replace(matched=o.matched | o.kin)
         # newer by a day at least — or by any time when the key or the write gate links the two:
         # "后端端口改成 9090 了" a minute after "后端端口是 8080" (the gate saw it) is its new value,
         # while two records of one day that merely share the query's word ("本周五冻结端口配置")

@@ -7,15 +7,18 @@ How a query is answered:
    stage reads, never the raw text again.
 1. The query's terms (words, CJK bigrams, a lone CJK character) select candidates from the FTS5
    index — the best by FTS5's own BM25 order, plus every matching redline — with the filters
-   (domain, project, kind, tag, time, status) applied exactly, in SQL (`candidates.choose`). A plain
+   (domain, project, kind, tag, time, status) applied exactly, in SQL (`candidates.choose`), and a
+   few records holding other words of the attributes the query names (`candidates.related`). A plain
    search weighs the cold records that match best too, and keeps those that match at least as
    well as the best warm hit (`_best_cold`).
 2. Each candidate is re-tokenised and scored by `ranking.score` ((BM25 relevance + a share of
-   its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`)
+   its best session neighbour's — or, when more, of what the turn before it asked, `_Answers`;
+   and, in a record holding none of the query's words for an attribute it names, a share of what
+   another word of that attribute weighs, `_kin_relevance`)
    × tier × recency bonus × the status factor of an old version, in bands by status); the most
    relevant candidates bring their session neighbours along, and the most relevant notes the
    newer note that reads as their new value though it shares no word with the query
-   (`_followers`: it stands in for the note it follows) — `_score`; a hit that matches no word,
+   (`_followers`, `_kin_followers`: it stands in for the note it follows) — `_score`; a hit that matches no word,
    only through its session, is kept below the turn it borrowed from (`_kept_below`).
 3. Hits are sorted by band, score, tier, newer, id; then `ranking.updates_first` puts a newer
    record above an older one it updates, inside the top hits, and `ranking.successors_first` a
@@ -32,8 +35,9 @@ from optmem.errors import UsageError, quote
 from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any
 from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
+from optmem.reading.attributes import attribute_tokens
 from optmem.reading.query import Intent, lone_characters, read, with_lone, with_terms
-from optmem.record import HANDS, MEMORY, MERGED, Record, Tier, hand
+from optmem.record import COMMIT, HANDOFF, HANDS, MEMORY, MERGED, Record, Tier, hand
 from optmem.settings import Ranking
 from optmem.value import NamedTuple, Value
 from optmem.vault import Vault
@@ -199,8 +203,12 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
     if lone:  # a Chinese pair no record holds: its characters search (我现在多重 → 重 of 体重)
         q = q._replace(intent=with_lone(q.intent, lone))
         df = df | idx.doc_freq(lone)
+    kin = q.intent.kin
+    if kin:  # the other words of the attributes it names: their record counts, in the same way
+        df = df | idx.doc_freq([t for t in attribute_tokens(kin) if t not in df])
     found = [t for t in q.terms if df[t]]
-    result = _ranked(idx, q, found, df, settings) if found else SearchResult(q.text, [], 0)
+    related = kin and any(all(df[t] for t in p) for k in kin for p in k.phrases)
+    result = _ranked(idx, q, found, df, settings) if found or related else SearchResult(q.text, [], 0)
     if result.hits or not settings.cjk_fallback:
         return result
     # a Chinese query whose pairs occur only outside its filters (or whose characters are all of
@@ -215,9 +223,19 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
 def _ranked(
     idx: Index, q: Query, found: list[str], df: dict[str, int], settings: Ranking, match: str | None = None
 ) -> SearchResult:
-    rows, total, replaced = candidates.choose(
-        idx, found, df, settings, filters=q.filters, now=q.now, limit=q.limit, cold_best=q.cold_best, match=match
+    rows, total, replaced = (
+        candidates.choose(
+            idx, found, df, settings, filters=q.filters, now=q.now, limit=q.limit, cold_best=q.cold_best, match=match
+        )
+        if found
+        else ({}, 0, [])
     )
+    if q.intent.kin and settings.attribute_candidates:
+        # a few records holding the other words of an attribute the query names ("teeth": dentist)
+        for n, row in candidates.related(
+            idx, [p for k in q.intent.kin for p in k.phrases], df, settings, filters=q.filters, now=q.now
+        ).items():
+            rows.setdefault(n, row)
     if not rows and not replaced:
         return SearchResult(q.text, [], 0)
     scored, corpus = _score(idx, q, rows, df, settings, replaced)
@@ -312,6 +330,15 @@ class _Corpus(Value):
     note_idfs: dict[str, float] | None = None  # for a note, when a question about the past names a landmark
     alone_idfs: dict[str, float] | None = None  # … for a note that holds only the landmark (`LANDMARK_ALONE`)
     weighed: frozenset[str] = frozenset()  # every term BM25 weighs (`idfs`'s, at least): what a record is asked for
+    kin: tuple[_Kin, ...] = ()  # the attributes the query names, their other words weighed (`_kin`)
+
+
+class _Kin(NamedTuple):
+    """An attribute the query names (`reading.attributes.Kin`), its other words with their weight."""
+
+    group: str
+    asked: frozenset[str]  # the query's terms that name it: a record holding one is scored by them
+    phrases: tuple[tuple[tuple[str, ...], float], ...]  # (a term's tokens, its weight)
 
 
 LANDMARK_ALONE = 0.1  # what a note matching only a past question's landmark keeps of its weight
@@ -335,7 +362,27 @@ def _corpus(idx: Index, q: Query, df: dict[str, int], settings: Ranking) -> _Cor
     landmarks = {t: 0.0 for t in q.intent.after if t in idfs}
     note_idfs = {**idfs, **landmarks} if landmarks else None
     alone = {t: w * LANDMARK_ALONE for t, w in idfs.items()} if landmarks else None
-    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, note_idfs, alone, frozenset(idfs))
+    kin = _kin(q, df, docs, idfs, settings)
+    weighed = frozenset(idfs).union(*(p for k in kin for p, _ in k.phrases))
+    return _Corpus(idfs, mean, ranking.Bm25(settings.k1, b), q.intent.when, note_idfs, alone, weighed, kin)
+
+
+def _kin(q: Query, df: dict[str, int], docs: int, idfs: dict[str, float], settings: Ranking) -> tuple[_Kin, ...]:
+    """The other words of the attributes the query names, each weighed `attribute_share` of the
+    lesser of its own idf (that of its rarest token: a term of several words is held by no more
+    records) and what the query's name of the attribute weighs (its words' idfs: "cell provider"
+    both): well below the question's own words."""
+    out = []
+    for k in q.intent.kin:
+        asked = max((sum(idfs.get(t, 0.0) for t in name) for name in k.names), default=0.0)
+        phrases = tuple(
+            (p, settings.attribute_share * min(asked, ranking.idf(docs, min(df[t] for t in p))))
+            for p in k.phrases
+            if all(df.get(t) for t in p)
+        )
+        if phrases and asked:
+            out.append(_Kin(k.group, k.asked, phrases))
+    return tuple(out)
 
 
 class _Relevance(NamedTuple):
@@ -344,6 +391,7 @@ class _Relevance(NamedTuple):
     matched: frozenset[str]  # the query terms it holds
     length: int  # its number of tokens
     read: Callable[[Row], Record]  # (`Index.record`: its line is read only when its text is asked for)
+    kin: tuple[str, ...] = ()  # the attributes it matched through their other words (`_Kin`)
 
     @property
     def record(self) -> Record:
@@ -365,7 +413,29 @@ def _relevance(idx: Index, q: Query, row: Row, corpus: _Corpus) -> _Relevance:
             corpus = corpus._replace(idfs=corpus.note_idfs)
         else:  # a note holding the landmark alone is still found, below every note of the subject
             corpus = corpus._replace(idfs=corpus.alone_idfs)
-    return _Relevance(row, _bm25(toks, len(toks), corpus, held), matched, len(toks), idx.record)
+    relevance = _bm25(toks, len(toks), corpus, held)
+    # (a redline ranks above every hit when the question's words match it: another word of an
+    # attribute does not make it match — "生产环境的端口变更必须先在 staging 验证" is no answer to
+    # "backend port")
+    if corpus.kin and len(held) > len(matched) and row.tier != Tier.REDLINE:
+        more, kin = _kin_relevance(held, len(toks), corpus)
+        return _Relevance(row, relevance + more, matched, len(toks), idx.record, kin)
+    return _Relevance(row, relevance, matched, len(toks), idx.record)
+
+
+def _kin_relevance(held: frozenset[str], length: int, corpus: _Corpus) -> tuple[float, tuple[str, ...]]:
+    """What a record gains from the other words of the attributes the query names (`_Kin`): for
+    each attribute none of whose question words it holds, its best-weighed term it holds, counted
+    once — and which attributes it matched so."""
+    gained, kin = 0.0, []
+    for k in corpus.kin:
+        if not held.isdisjoint(k.asked):
+            continue  # it holds the question's own word for it: scored by that
+        best = max((w for p, w in k.phrases if held.issuperset(p)), default=0.0)
+        if best:
+            gained += ranking.bm25({k.group: 1}, length, (k.group,), {k.group: best}, corpus.avgdl, corpus.params)
+            kin.append(k.group)
+    return gained, tuple(kin)
 
 
 def _bm25(toks: list[str], length: int, corpus: _Corpus, held: frozenset[str] | None = None) -> float:
@@ -442,6 +512,7 @@ class _Scored(NamedTuple):
     answers: str | None = None  # the question (the turn before) whose relevance it took a share of
     follows: str | None = None  # the matched note it reads as a newer value of (`_followers`)
     below: str | None = None  # matching only through its session: the record it is kept below (`_kept_below`)
+    kin: tuple[str, ...] = ()  # the attributes it matched through their other words (`_Kin`)
 
     @property
     def record(self) -> Record:
@@ -637,6 +708,59 @@ def _followers(
     return out
 
 
+def _kin_followers(
+    q: Query, rows: dict[int, Row], seen: dict[int, Any], corpus: _Corpus, settings: Ranking
+) -> dict[int, tuple[str, float]]:
+    """The newer notes that read as a new value of a matched note because both state the attribute
+    the query names, one of them only in another word of it (`_Kin`): "Switched dentists. Now seeing
+    Dr. Okafor" after "Dentist: Dr. Alvarez", for "who do I go to for my teeth" — found among the
+    candidates, as `_followers` finds its own: for each of the `follow_top` most relevant notes
+    that hold a word of such an attribute, the newest candidate note (a day or more newer, of its
+    domain; not a handoff nor a commit) that holds another word of it, says it changes something
+    (`reading.cues.says_change`),
+    states a value the older does not (`identifiers.values`) and names no other subject in place
+    of its own (`identifiers.names_another_thing`). Records that share no attribute stay apart."""
+    out: dict[int, tuple[str, float]] = {}
+    if not settings.follow_share or not settings.follow_top or q.intent.asks == "past":
+        return out
+    from optmem.identifiers import names_another_thing, values
+
+    asked = {k.group: k.asked for k in corpus.kin}
+
+    def about(n: int) -> frozenset[str]:
+        rel = seen[n]
+        return frozenset(g for g, terms in asked.items() if not terms.isdisjoint(rel.matched)) | frozenset(rel.kin)
+
+    live = [n for n, row in rows.items() if _is_note(row) and not row.superseded_by and row.ts is not None]
+    notes = sorted((n for n in live if seen[n].relevance > 0), key=lambda n: -seen[n].relevance)[: settings.follow_top]
+    later = [n for n in live if seen[n].kin and rows[n].kind not in (HANDOFF, COMMIT)]  # (as `_order` reads them)
+    if not notes or not later:
+        return out
+    ignore = cues.time_words()
+    for n in notes:
+        older = rows[n]
+        groups = about(n)
+        if not groups:
+            continue
+        text = seen[n].record.text
+        best: Row | None = None
+        for m in later:
+            row = rows[m]
+            if m == n or row.domain != older.domain or (row.ts or 0.0) < (older.ts or 0.0) + ranking.DAY:
+                continue
+            if groups.isdisjoint(seen[m].kin) or (best is not None and (row.ts or 0.0) <= (best.ts or 0.0)):
+                continue
+            said = seen[m].record.text
+            if cues.says_change(said) and values(said, ignore) - values(text, ignore):
+                if not names_another_thing(text, said, ignore):
+                    best = row
+        if best is not None:
+            lent = settings.follow_share * seen[n].relevance
+            if best.n not in out or out[best.n][1] < lent:
+                out[best.n] = (older.id, lent)
+    return out
+
+
 def _score(
     idx: Index, q: Query, rows: dict[int, Row], df: dict[str, int], settings: Ranking, replaced: list[Row]
 ) -> tuple[list[_Scored], _Corpus]:
@@ -660,6 +784,8 @@ def _score(
     lifted = {n: answers.of(row, seen[n].length)[0] for n, row in rows.items() if row.superseded_by}
     stands = _stand_ins(idx, q, rows, seen, corpus, replaced, lifted)
     follows = _followers(idx, q, rows, seen, corpus, settings)
+    if corpus.kin and settings.attribute_follow:
+        follows = _kin_followers(q, rows, seen, corpus, settings) | follows
     # a session's turns lend each other context within one domain (a session name reused in
     # another domain is another conversation)
     own = {(r.domain, r.session, r.spos): seen[n].relevance for n, r in rows.items() if r.session is not None}
@@ -670,7 +796,7 @@ def _score(
     hot = _HotFiles(idx)
     life = idx.vault.settings.lifecycle
     for n, row in rows.items():
-        _, relevance, matched, length, read = seen[n]
+        _, relevance, matched, length, read, kin = seen[n]
         stands_for = answered = None
         if n in stands and stands[n][0] > relevance:
             relevance, stands_for = stands[n]
@@ -711,7 +837,7 @@ def _score(
             settings,
             past=past,
         )
-        out.append(_Scored(row, read, parts, matched, stands_for, answered, follows_id))
+        out.append(_Scored(row, read, parts, matched, stands_for, answered, follows_id, kin=kin))
     return _kept_below(out, borrowed), corpus
 
 
@@ -913,6 +1039,11 @@ def _order(
     from optmem.identifiers import names_its_subject, values  # (read for the top hits only)
 
     compared = _compared(q, corpus, settings)
+    # a record holding another word of an attribute the query names holds the query's word for it,
+    # as the update rule reads it: "IT swapped me onto a MacBook" states the "laptop" — not a
+    # handoff or a commit, which reports work done in passing ("Done: nginx now proxies /api to
+    # :9090" states no port of the backend)
+    asked = {k.group: k.asked for k in corpus.kin}
     ignore = cues.time_words()
     matches = [
         ranking.Match(
@@ -930,6 +1061,9 @@ def _order(
             s.record.text,
             s.follows,
             hand(s.row.origin) == HANDS["tool"],  # (a derived record with a tool's part too)
+            frozenset().union(*(asked[g] for g in s.kin))
+            if s.kin and s.row.kind not in (HANDOFF, COMMIT)
+            else frozenset(),
         )
         for s in top
     ]
@@ -968,6 +1102,7 @@ def _order(
                 stands_for=s.stands_for,
                 answers=s.answers,
                 below=s.below,
+                **({"attributes": list(s.kin)} if s.kin else {}),
                 dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                 b=round(corpus.params.b, 3),
             )

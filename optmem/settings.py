@@ -107,6 +107,9 @@ class Ranking(Section):
     follow_rare: Annotated[int, AtLeast(0)] = 6  # … one of them a word held by at most this many records
     follow_values: bool = True  # … or, saying no change, puts a number in place of one of its numbers
     follow_unnamed: bool = True  # … lacking the question's name, when it names nobody the older does not
+    attribute_share: Annotated[float, AtLeast(0)] = 0.5  # weight of another word of an attribute the question names
+    attribute_candidates: Annotated[int, AtLeast(0)] = 10  # … the records holding such words, re-scored
+    attribute_follow: bool = True  # … a newer note saying a change in another word of it follows a matched note
     reorder_top: Annotated[int, AtLeast(1)] = 10  # hits the newer-first rules re-order, whatever --limit
     superseded_factor: Annotated[float, AtLeast(0), AtMost(1)] = 0.75  # a superseded record's score ×
     # The language rules (`optmem.reading`), each on or off:

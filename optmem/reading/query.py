@@ -10,7 +10,10 @@ search reads instead of the raw text.
 * its **present-asking words** ("now", 现在), which choose no record on their own;
 * asking for the past, the words that name **what came after** ("before Fastmail", 换 Loki
   之前): a landmark in time, not the subject, they weigh nothing;
-* its Chinese **characters** (its topic, without its dates), which count a little beside bigrams.
+* its Chinese **characters** (its topic, without its dates), which count a little beside bigrams;
+* the **attributes** its words name ("teeth": the dentist's), with their other words (dentist,
+  牙医) and typical values (MacBook for "laptop"), from a lexicon written blind
+  (`reading.attributes`): weaker terms of their own.
 
 Every reading that changes an order has its switch in `[ranking]` (`optmem.settings.Ranking`),
 applied here: a reading switched off reads nothing.
@@ -18,6 +21,7 @@ applied here: a reading switched off reads nothing.
 
 from optmem import dates
 from optmem.reading import cues
+from optmem.reading.attributes import Kin, named
 from optmem.reading.lexicon import STOPWORDS
 from optmem.reading.questions import asks_how, topic_runs
 from optmem.settings import Ranking
@@ -57,6 +61,7 @@ class Intent(Value):
     question: bool = True  # it asks (`asks_something`), rather than says (a chat turn as a query)
     after: frozenset[str] = frozenset()  # asking for the past, its terms naming what came after ("before X")
     lone: frozenset[str] = frozenset()  # the characters of its Chinese pairs no record holds (`with_lone`)
+    kin: tuple[Kin, ...] = ()  # the attributes its words name, with their other words (`attributes.named`)
 
 
 def read(
@@ -71,7 +76,8 @@ def read(
     names = names_in(query) if settings.names and asks != "past" else frozenset()
     question = asks_something(query)
     after = landmarks(query, terms, now, settings) if asks == "past" and question else frozenset()
-    return with_terms(Intent(query, terms, asks, names, question=question, after=after), terms)
+    kin = named([t for t in terms if not t.startswith(dates.PREFIX)]) if settings.attribute_share else ()
+    return with_terms(Intent(query, terms, asks, names, question=question, after=after, kin=kin), terms)
 
 
 def landmarks(query: str, terms: list[str], now: float | None, settings: Ranking) -> frozenset[str]:

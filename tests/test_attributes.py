@@ -1,0 +1,156 @@
+"""The lexicon of attributes (`optmem.reading.attributes`): a question's word of an attribute
+brings the attribute's other words and typical values as weaker terms — "teeth" finds "Switched
+dentists …", "laptop" finds "IT swapped me onto a MacBook" — never above a record that holds the
+question's own word, and nothing changes for a question that names no attribute. Real vaults,
+through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from optmem.reading import attributes
+from optmem.reading.query import terms_of
+from optmem.text import query_terms
+
+pytestmark = pytest.mark.usefixtures("no_sweep")
+
+FILLERS = (
+    "Lunch with the design team on Friday.",
+    "The office plants get watered on Mondays.",
+    "Bought a new kettle for the kitchen.",
+    "Go to the farmers market on Saturday for eggs.",
+    "周末去爬山了，天气很好。",
+    "晚上看了一部电影。",
+)
+
+
+def _store(cli, monkeypatch, records: list[tuple[str, str]]) -> list[str]:
+    """Append the fillers, then each (time, text) with OPTMEM_NOW at its time: the records' ids."""
+    monkeypatch.setenv("OPTMEM_NOW", "2026-01-02T09:00:00Z")
+    for text in FILLERS:
+        assert cli("append", text).exit_code == 0
+    ids = []
+    for when, text in records:
+        monkeypatch.setenv("OPTMEM_NOW", when)
+        ids.append(cli.json("append", text)["id"])
+    monkeypatch.setenv("OPTMEM_NOW", "2026-09-01T20:00:00Z")
+    return ids
+
+
+def _ids(cli, *args: str) -> list[str]:
+    return [h["id"] for h in cli.json(*args, "--explain")["hits"]]
+
+
+@pytest.mark.long
+@pytest.mark.parametrize(
+    "old, new, query",
+    [
+        (
+            "Dentist: Dr. Alvarez at Maple Street Dental, cleanings every six months.",
+            "Switched dentists. Now seeing Dr. Okafor at Riverside Smiles, closer to the office.",
+            "Who do I go to for my teeth these days?",
+        ),
+        (
+            "Work laptop: Dell XPS 13, asset tag 4471.",
+            "IT swapped me onto a MacBook Pro last week.",
+            "what laptop am I using?",
+        ),
+        ("手机套餐：中国移动 128 元。", "携号转网到联通了，现在 59 元。", "我的运营商是哪家"),
+    ],
+)
+def test_the_newer_note_is_found_through_another_word_of_the_attribute(vault, cli, monkeypatch, old, new, query):
+    old_id, new_id = _store(cli, monkeypatch, [("2026-02-01T10:00:00Z", old), ("2026-07-01T10:00:00Z", new)])
+    hits = cli.json("search", query, "--explain")["hits"]
+    assert hits[0]["id"] == new_id, [h["text"] for h in hits]
+    assert old_id in [h["id"] for h in hits]  # the old value is still found
+    assert hits[0]["explain"]["attributes"]  # `--explain` names the attribute it matched through
+    # without the lexicon, the newer note shares no word with the question: not found
+    assert new_id not in _ids(cli, "--set", "ranking.attribute_share=0", "search", query)
+
+
+@pytest.mark.long
+def test_a_record_holding_the_questions_word_is_not_outranked_by_one_holding_another_word(vault, cli, monkeypatch):
+    # "MacBook" is a laptop, but the record saying "laptop" answers "what laptop" first
+    stand, laptop = _store(
+        cli,
+        monkeypatch,
+        [
+            ("2026-02-01T10:00:00Z", "Ordered a MacBook stand for the desk at home."),
+            ("2026-05-01T10:00:00Z", "Laptop: Dell XPS 13, 32 GB."),
+        ],
+    )
+    hits = cli.json("search", "what laptop do I have?", "--explain")["hits"]
+    assert [h["id"] for h in hits] == [laptop, stand]
+    assert hits[1]["explain"]["attributes"] == ["laptop"]
+    assert hits[1]["score"] < hits[0]["score"] / 2  # well below: half the word's weight at most
+
+
+@pytest.mark.long
+def test_a_question_that_names_no_attribute_is_searched_as_before(vault, cli, monkeypatch):
+    _store(
+        cli,
+        monkeypatch,
+        [
+            ("2026-02-01T10:00:00Z", "小明住在杭州，在阿里巴巴上班。"),
+            ("2026-04-01T10:00:00Z", "小明搬到上海了，现在住在浦东。"),
+            ("2026-04-02T10:00:00Z", "Dentist: Dr. Alvarez at Maple Street Dental."),
+        ],
+    )
+    query = "小明现在住在哪里"
+    assert attributes.named(terms_of(query)) == ()
+    on = cli.json("search", query, "--explain")
+    off = cli.json("--set", "ranking.attribute_share=0", "search", query, "--explain")
+    assert on == off
+    assert all("attributes" not in h["explain"] for h in on["hits"])
+
+
+def test_the_lexicon_is_read_as_the_index_reads_text():
+    """Every kept term's tokens are what the tokeniser gives it now (the file was built by
+    `bench/attributes.py`; a change of the tokeniser or the stemmer must rebuild it), the first
+    line lists each name's first token, and every group keeps some words."""
+    lines = attributes.PATH.read_text("utf-8").splitlines()
+    header = json.loads(lines[0])
+    groups = [json.loads(line) for line in lines[1:]]
+    assert len(groups) == header["source_groups"] == 394
+    firsts = set()
+    for g in groups:
+        for part in ("names", "values"):
+            terms = [t for t in g[part].split(attributes.SEP) if t]
+            tokens = [t.split(" ") for t in g[f"{part}_tokens"].split(attributes.SEP) if t]
+            assert len(terms) == len(tokens)
+            for term, toks in zip(terms, tokens):
+                assert sorted(toks) == sorted(attributes.content_tokens(term)), term
+                if part == "names":
+                    firsts.add(toks[0])
+        assert g["names"], g["id"]
+    assert firsts == set(header["triggers"])
+    # the terms removed, by rule, are listed with the reason
+    assert "mobile_carrier: AT&T" in header["removed"]["no word of its own"]
+
+
+def test_a_value_counts_only_through_the_attribute_the_question_names():
+    laptop = attributes.named(query_terms("what laptop do I use"))
+    assert [k.group for k in laptop] == ["laptop"]
+    assert ("macbook",) in laptop[0].phrases
+    assert laptop[0].asked == {"laptop"}
+    # "MacBook" names no attribute: a value brings nothing of its own
+    assert attributes.named(query_terms("MacBook")) == ()
+    # a Chinese character alone names an attribute in a question, but is no term to look for
+    car = attributes.named(query_terms("车"))
+    assert car and all(p != ("车",) for k in car for p in k.phrases)
+
+
+@pytest.mark.long
+def test_a_redline_is_matched_by_the_questions_own_words_only(vault, cli, monkeypatch):
+    # a redline ranks above every hit: another word of the attribute ("端口" of "port") does not
+    # make it match the question
+    monkeypatch.setenv("OPTMEM_NOW", "2026-02-01T10:00:00Z")
+    assert (
+        cli("append", "生产环境的端口变更必须先在 staging 验证，再发公告。", "--redline", "--origin", "user").exit_code
+        == 0
+    )
+    note = cli.json("append", "The backend listens on port 9090 behind nginx.")["id"]
+    hits = cli.json("search", "backend port")["hits"]
+    assert [h["id"] for h in hits] == [note]
