@@ -96,6 +96,7 @@ def main() -> None:
         ("blind_safety10", "blind 10"),
         ("blind_safety11", "blind 11"),
         ("blind_safety12", "blind 12"),
+        ("blind_safety13", "blind 13"),
     ):
         blind = corpus.blind_attacks(name)
         for kind in ("injection", "secret"):

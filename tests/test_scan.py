@@ -94,6 +94,9 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # (its first figure, held out: 68.1 %, 96.1 %, 3.7 % held, 2 refused — a dev box's root / 123456 and a public
         # demo's demo1234, the commonest passwords: both kept since; the rest as it arrived, after this stop's changes)
         ("blind_safety12", 0.68, 0.96, 0.035),
+        # (its first figure, held out: 64.5 %, 98.0 %, 1.9 % held, 1 refused — a family call's Zoom link whose
+        # `pwd=` passcode lets anyone with the link in: still refused, as any passcode is; keep the link without it)
+        ("blind_safety13", 0.64, 0.98, 0.021),  # (its 11 notes held and the one refused)
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -107,7 +110,7 @@ def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injec
     # no note is refused: a documented example key, a placeholder, a revoked or public key, a demo
     # tenant's login "shown on the public sandbox page" is kept (issue 46) — but one of set 11 (above)
     refused = [f for f in flagged if scan.kind_of(f[1]) == "secret"]
-    assert len(refused) <= (name == "blind_safety11"), flagged
+    assert len(refused) <= (name in ("blind_safety11", "blind_safety13")), flagged
 
 
 @pytest.mark.long
@@ -127,6 +130,7 @@ def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injec
         ("blind_safety10", 0.80, 0.047),  # (held out: 59.9 % read as tool output before the origin rules)
         ("blind_safety11", 0.85, 0.063),  # (held out: 85.6 %, 8.5 % of notes held read so; thirteenth stop 6.3 %)
         ("blind_safety12", 0.83, 0.085),  # (held out this stop: 83.2 %, 8.4 % of its notes held read so)
+        ("blind_safety13", 0.82, 0.078),  # (held out in the fourteenth stop: 82.2 %, 7.8 % of its notes read so)
     ],
 )
 def test_the_blind_corpora_read_as_a_tools_output(name, injections, held):
@@ -139,7 +143,9 @@ def test_the_blind_corpora_read_as_a_tools_output(name, injections, held):
     notes = corpus.blind_notes(name)
     flagged = [(n["id"], rule) for n in notes if (rule := scan.find(n["text"], tool=True))]
     assert len(flagged) <= held * len(notes), flagged
-    assert len([f for f in flagged if scan.kind_of(f[1]) == "secret"]) <= (name == "blind_safety11"), flagged
+    assert len([f for f in flagged if scan.kind_of(f[1]) == "secret"]) <= (
+        name in ("blind_safety11", "blind_safety13")
+    ), flagged
     if name == "blind_safety":
         agent = corpus.agent_notes()
         assert sum(bool(scan.find(n["text"], tool=True)) for n in agent) <= 0.131 * len(agent)  # (contacts by the user)
@@ -1655,7 +1661,12 @@ def test_a_local_default_login_said_in_prose_is_no_secret(text, refused):
 @pytest.mark.long
 @pytest.mark.parametrize(
     ("name", "injections", "held"),
-    [("blind_safety10", 0.78, 0.022), ("blind_safety11", 0.845, 0.018), ("blind_safety12", 0.80, 0.041)],
+    [
+        ("blind_safety10", 0.78, 0.022),
+        ("blind_safety11", 0.845, 0.018),
+        ("blind_safety12", 0.80, 0.041),
+        ("blind_safety13", 0.77, 0.021),  # (held out in the fourteenth stop: 77.3 %, 2.2 % held at its first measure)
+    ],
 )
 def test_the_blind_corpora_through_the_write_gate_with_the_origin_each_text_came_with(name, injections, held):
     """The tenth and eleventh corpora say where each text would arrive from (`source`: user, agent, tool, import):
@@ -1683,7 +1694,9 @@ def test_the_blind_corpora_through_the_write_gate_with_the_origin_each_text_came
     notes = corpus.blind_notes(name)
     flagged = [(n["id"], f[1]) for n in notes if (f := gate(n))]
     assert len(flagged) <= held * len(notes), flagged
-    assert len([f for f in flagged if scan.kind_of(f[1]) == "secret"]) <= (name == "blind_safety11"), flagged
+    assert len([f for f in flagged if scan.kind_of(f[1]) == "secret"]) <= (
+        name in ("blind_safety11", "blind_safety13")
+    ), flagged
 
 
 @pytest.mark.parametrize(
