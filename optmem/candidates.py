@@ -131,20 +131,23 @@ def choose(
     return rows, total, replaced
 
 
+ATTRIBUTE_SHARE_OF_BUDGET = 5  # the other words of attributes read a fifth of the postings a query may
+
+
 def related(
     idx: Index, phrases: list[tuple[str, ...]], df: dict[str, int], settings: Ranking, *, filters: Filters, now: float
 ) -> dict[int, Row]:
     """A few records (`attribute_candidates`) holding the other words of the attributes a query
     names (`reading.attributes`: "teeth" → dentist, 牙医; "laptop" → MacBook), the best by FTS5's
-    BM25 — its terms held by fewest records first, up to `postings_budget` postings, so the work
-    stays bounded in a store where one of them is common. A term of several tokens is a record
+    BM25 — its terms held by fewest records first, up to a fifth of `postings_budget` postings (a
+    term held by more brings none), so the work stays small in a store where they are common. A term of several tokens is a record
     holding all of them."""
     held = sorted((p for p in dict.fromkeys(phrases) if all(df.get(t) for t in p)), key=lambda p: min(df[t] for t in p))
     chosen: list[tuple[str, ...]] = []
-    spent = 0
+    spent, budget = 0, settings.postings_budget // ATTRIBUTE_SHARE_OF_BUDGET
     for p in held:
         spent += min(df[t] for t in p)
-        if chosen and spent > settings.postings_budget:
+        if spent > budget:  # (a word held by many records brings none: FTS5 would rank them all)
             break
         chosen.append(p)
     if not chosen:
