@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_update_subject import _store as _stored
 
 from optmem.reading import attributes
 from optmem.reading.query import terms_of
@@ -27,16 +28,7 @@ FILLERS = (
 
 
 def _store(cli, monkeypatch, records: list[tuple[str, str]]) -> list[str]:
-    """Append the fillers, then each (time, text) with OPTMEM_NOW at its time: the records' ids."""
-    monkeypatch.setenv("OPTMEM_NOW", "2026-01-02T09:00:00Z")
-    for text in FILLERS:
-        assert cli("append", text).exit_code == 0
-    ids = []
-    for when, text in records:
-        monkeypatch.setenv("OPTMEM_NOW", when)
-        ids.append(cli.json("append", text)["id"])
-    monkeypatch.setenv("OPTMEM_NOW", "2026-09-01T20:00:00Z")
-    return ids
+    return _stored(cli, monkeypatch, records, fillers=FILLERS)
 
 
 def _ids(cli, *args: str) -> list[str]:

@@ -180,18 +180,7 @@ def test_next_after_a_colon_is_open_and_a_later_report_of_it_done_closes_it(tmp_
         ("assistant", "已完成：导出了旧库的数据。下一步：导入新库。"),
         ("assistant", "已完成：导入新库并验证了行数。"),
     ]
-    entries = [
-        {
-            "type": role,
-            "isSidechain": False,
-            "cwd": str(repo),
-            "sessionId": SESSION,
-            "message": {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]},
-        }
-        for role, text in said
-    ]
-    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
-    hook("SessionEnd", repo, path)
+    hook("SessionEnd", repo, _session(repo, path, said))
     h = handoffs()[0]
     # each under its heading without its own label (not "Done: Done: …", "Next: Next: …")
     assert h["done"] == ["deployed v3 to staging.", "导出了旧库的数据。", "导入新库并验证了行数。"]

@@ -21,10 +21,10 @@ FILLERS = (
 )
 
 
-def _store(cli, monkeypatch, records: list[tuple[str, str]]) -> list[str]:
+def _store(cli, monkeypatch, records: list[tuple[str, str]], fillers: tuple[str, ...] = FILLERS) -> list[str]:
     """Append the fillers, then each (time, text) with OPTMEM_NOW at its time: the records' ids."""
     monkeypatch.setenv("OPTMEM_NOW", "2026-01-02T09:00:00Z")
-    for text in FILLERS:
+    for text in fillers:
         assert cli("append", text).exit_code == 0
     ids = []
     for when, text in records:
