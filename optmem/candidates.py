@@ -140,8 +140,8 @@ def related(
     """A few records (`attribute_candidates`) holding the other words of the attributes a query
     names (`reading.attributes`: "teeth" → dentist, 牙医; "laptop" → MacBook), the best by FTS5's
     BM25 — its terms held by fewest records first, up to a fifth of `postings_budget` postings (a
-    term held by more brings none), so the work stays small in a store where they are common. A term of several tokens is a record
-    holding all of them."""
+    term held by more brings none), so the work stays small in a store where they are common. A
+    term of several tokens is a record holding all of them."""
     held = sorted((p for p in dict.fromkeys(phrases) if all(df.get(t) for t in p)), key=lambda p: min(df[t] for t in p))
     chosen: list[tuple[str, ...]] = []
     spent, budget = 0, settings.postings_budget // ATTRIBUTE_SHARE_OF_BUDGET
