@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,17 @@ def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in [m for m in sys.modules if m.startswith("_hermes_user_memory") or m.endswith(".optmem")]:
         del sys.modules[name]  # each test loads the plugin its own install wrote
     return home
+
+
+def _tool_result(text: str) -> Any:
+    """A tool's result: its JSON inside optmem's fence (stored text is data, never instructions);
+    a refusal alone stands outside it."""
+    from optmem.safety.fence import CLOSE, OPEN
+
+    if not text.startswith(OPEN):
+        return json.loads(text)
+    assert text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE), text[:200]
+    return json.loads(text[len(OPEN) : -len(CLOSE)])
 
 
 def install(home: Path, *more: str) -> dict:
@@ -59,8 +71,9 @@ def test_hermes_loader_finds_the_provider_and_a_session_drives_every_hook(hermes
     assert "optmem_search" in manager.build_system_prompt()
     assert {"optmem_search", "optmem_correct", "optmem_forget"} <= manager.get_all_tool_names()
     # a turn: kept in the log (the manager syncs in the background)
-    manager.sync_all("Which port does the backend use now?", "It listens on port 9090 since the migration.",
-                     session_id="session-1")
+    manager.sync_all(
+        "Which port does the backend use now?", "It listens on port 9090 since the migration.", session_id="session-1"
+    )
     assert manager.flush_pending(timeout=300)
     [turn] = [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()]
     assert turn["session"] == "session-1" and "9090" in turn["text"]
@@ -72,11 +85,13 @@ def test_hermes_loader_finds_the_provider_and_a_session_drives_every_hook(hermes
     assert "Deploys go out on Fridays" in manager.prefetch_all("when do deploys go out?", session_id="session-1")
     manager.queue_prefetch_all("backend port", session_id="session-1")
     # tools
-    found = json.loads(manager.handle_tool_call("optmem_search", {"query": "backend port"}))
+    found = _tool_result(manager.handle_tool_call("optmem_search", {"query": "backend port"}))
     assert found["hits"][0]["id"] == turn["id"]
-    fixed = json.loads(manager.handle_tool_call("optmem_correct", {"target": turn["id"], "text": "The port is 9191."}))
+    fixed = _tool_result(
+        manager.handle_tool_call("optmem_correct", {"target": turn["id"], "text": "The port is 9191."})
+    )
     assert fixed["corrects"] == turn["id"]
-    gone = json.loads(manager.handle_tool_call("optmem_forget", {"id": fixed["id"], "reason": "wrong"}))
+    gone = _tool_result(manager.handle_tool_call("optmem_forget", {"id": fixed["id"], "reason": "wrong"}))
     assert gone["status"] == "forgotten"
     # compression and the end of the session
     kept = manager.on_pre_compress([{"role": "user", "content": "when do deploys go out?"}])
@@ -120,7 +135,7 @@ def test_shared_install_makes_hermes_memory_files_the_vaults_hot_files(hermes_ho
     store.load_from_disk()
     assert store.add("memory", "Staging DB is pg-staging-2")["success"]
     manager.on_memory_write("add", "memory", "Staging DB is pg-staging-2")
-    found = json.loads(manager.handle_tool_call("optmem_search", {"query": "staging DB"}))
+    found = _tool_result(manager.handle_tool_call("optmem_search", {"query": "staging DB"}))
     assert found["hits"][0]["text"] == "Staging DB is pg-staging-2" and found["hits"][0]["status"] == "current"
     assert (hermes_home / "memories" / "MEMORY.md").read_text("utf-8").strip() == "Staging DB is pg-staging-2"
     manager.shutdown_all()
@@ -155,7 +170,11 @@ def test_a_shared_vault_journals_hermes_replace_as_a_replace_linked_in_history(h
     lines = [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()]
     new = next(x for x in lines if x.get("op") == "replace")
     old = next(x for x in lines if x["id"] == new["corrects"][0])
-    assert (old["text"], new["text"], new["source"]) == ("Staging DB is pg-staging-2", "Staging DB is pg-staging-3", "hermes")
+    assert (old["text"], new["text"], new["source"]) == (
+        "Staging DB is pg-staging-2",
+        "Staging DB is pg-staging-3",
+        "hermes",
+    )
     gone = next(x for x in lines if x.get("op") == "remove" and "Thursdays" in x["text"])
     assert gone["source"] == "hermes"  # removed by Hermes' memory tool, not by "an edit outside optmem"
     manager.shutdown_all()
@@ -170,7 +189,9 @@ with Vault(sys.argv[1]).lock():
 """
 
 
-def test_nothing_is_lost_when_the_vault_is_locked_the_turn_is_long_or_the_vault_is_missing(hermes_home, monkeypatch, caplog):
+def test_nothing_is_lost_when_the_vault_is_locked_the_turn_is_long_or_the_vault_is_missing(
+    hermes_home, monkeypatch, caplog
+):
     """Through Hermes' MemoryManager: a vault locked past [lock] timeout spools the turn (Hermes'
     log says so) and the next turn brings it in; a 381 KB pasted turn keeps its answer; a
     configured vault folder that is missing is not made, and its turns wait for it."""
@@ -183,11 +204,15 @@ def test_nothing_is_lost_when_the_vault_is_locked_the_turn_is_long_or_the_vault_
     manager.initialize_all("session-4", platform="cli", agent_context="primary")
     (vault / "optmem.toml").write_text("[lock]\ntimeout = 0.2\n", "utf-8")
     manager.providers[-1].vault = type(manager.providers[-1].vault)(vault)  # (the setting, as read anew)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(vault)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(vault)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         with caplog.at_level("WARNING"):
-            manager.sync_all("Which port does the backend use now?", "Port 9090 since the migration.", session_id="session-4")
+            manager.sync_all(
+                "Which port does the backend use now?", "Port 9090 since the migration.", session_id="session-4"
+            )
             assert manager.flush_pending(timeout=300)
         assert "waits in" in caplog.text
     finally:
