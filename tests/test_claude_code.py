@@ -313,26 +313,12 @@ def test_the_users_last_request_left_unanswered_is_next_and_the_note_keeps_reque
         ("assistant", "Done: changed the port to 9090 in config.py."),
         ("user", "还有：记得验证 TLS 证书"),
     ]
-    entries = [
-        {
-            "type": role,
-            "isSidechain": False,
-            "cwd": str(repo),
-            "sessionId": SESSION,
-            "message": {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]},
-        }
-        for role, text in said
-    ]
-    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
-    hook("SessionEnd", repo, path)
+    hook("SessionEnd", repo, _session(repo, path, said))
     h = handoffs()[0]
     assert h["next"] == ["还有：记得验证 TLS 证书"]
     assert "然后更新 nginx — Latest requests: 还有：记得验证 TLS 证书" in h["note"]
     # answered, it is no longer next
-    answer = {"role": "assistant", "content": [{"type": "text", "text": "证书已验证。"}]}
-    entries.append({**entries[1], "message": answer})
-    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
-    hook("SessionEnd", repo, path)
+    hook("SessionEnd", repo, _session(repo, path, [*said, ("assistant", "证书已验证。")]))
     assert "还有：记得验证 TLS 证书" not in handoffs()[0]["next"]
 
 
