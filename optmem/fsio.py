@@ -854,7 +854,9 @@ def remove_file(path: Path) -> None:
 
 
 @contextmanager
-def exclusive_lock(lock_path: Path, timeout: float, *, within: Path | None = None) -> Iterator[None]:
+def exclusive_lock(
+    lock_path: Path, timeout: float, *, within: Path | None = None, folder: Path | None = None
+) -> Iterator[None]:
     """Hold an exclusive advisory lock on `lock_path`, waiting at most `timeout` seconds.
 
     The lock is held on the file that is at `lock_path`: one deleted or replaced while this
@@ -862,23 +864,26 @@ def exclusive_lock(lock_path: Path, timeout: float, *, within: Path | None = Non
     path is locked instead — else two processes would each hold a lock, on different files. The
     holder writes who it is into the file (`holder`); raises `Locked` (exit 3) when another
     process keeps it longer than `timeout`, naming that process (and whether it is stopped).
+
+    `folder` (the vault's): a folder no cleaning of caches deletes, whose own descriptor is
+    locked first (`flock` takes a folder on Linux and macOS). A lock file deleted *while* it is
+    held would let the next process make a new one and lock that beside the holder; the folder
+    stays, so the next process waits on it. The lock file is still taken after it (an older
+    optmem locks only the file, and the file names the holder). Where the folder cannot be
+    locked (a file system that does not lock folders, as NFS), the file alone is the lock.
     """
     deadline = time.monotonic() + timeout
-    delay = 0.002
     fd = _open_lock(lock_path, within)
+    dfd = -1
     held = False
     try:
+        if folder is not None:
+            dfd = _open_folder(folder)
+            if dfd >= 0 and not _flock_by(dfd, deadline, lock_path, timeout, folder=True):
+                os.close(dfd)  # (this file system does not lock folders: the file alone is the lock)
+                dfd = -1
         while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise locked(lock_path, timeout) from exc
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-                continue
+            _flock_by(fd, deadline, lock_path, timeout)
             if _at_path(fd, lock_path):
                 break
             os.close(fd)  # (its lock goes with it: this file is no longer the lock)
@@ -895,6 +900,39 @@ def exclusive_lock(lock_path: Path, timeout: float, *, within: Path | None = Non
                 except OSError:
                     pass
             os.close(fd)  # closing the descriptor releases the flock
+        if dfd >= 0:
+            os.close(dfd)  # (after the file: the next holder finds the file unlocked and unnamed)
+
+
+def _flock_by(fd: int, deadline: float, lock_path: Path, timeout: float, *, folder: bool = False) -> bool:
+    """Lock `fd` exclusively, trying until `deadline` (then `Locked`, naming the holder of
+    `lock_path`). A `folder` the file system cannot lock at all (NFS): False."""
+    delay = 0.002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                if folder and exc.errno in _NO_FOLDER_LOCKS:
+                    return False
+                raise
+            if time.monotonic() >= deadline:
+                raise locked(lock_path, timeout) from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
+# what flock answers where a file system cannot lock a folder (NFS's emulation needs a file open for writing)
+_NO_FOLDER_LOCKS = frozenset({errno.EBADF, errno.ENOLCK, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP})
+
+
+def _open_folder(folder: Path) -> int:
+    """A descriptor of the folder itself, to lock (-1 when it cannot be opened: not readable)."""
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return -1
 
 
 def _open_lock(lock_path: Path, within: Path | None) -> int:

@@ -703,7 +703,8 @@ class Vault:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """The vault's exclusive write lock (in the ignored cache folder, so git never sees it).
+        """The vault's exclusive write lock (in the ignored cache folder, so git never sees it),
+        held on the vault's folder too, so a `.cache/` deleted while it is held lets no one in.
 
         Re-entrant within one Vault object in the thread holding it, so a command holding it can
         call helpers that take it; another thread sharing the object waits as another process does.
@@ -716,7 +717,7 @@ class Vault:
                 self._lock_depth -= 1
             return
         self.lay_out()
-        with fsio.exclusive_lock(self.cache("lock"), self.settings.lock.timeout, within=self.root):
+        with fsio.exclusive_lock(self.cache("lock"), self.settings.lock.timeout, within=self.root, folder=self.root):
             self._lock_depth, self._lock_owner = 1, get_ident()
             try:  # (a first step that fails leaves the vault unlocked: it never believes it holds the lock)
                 self.clean_temporaries()
