@@ -59,6 +59,8 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a se
 if TYPE_CHECKING:
     from typing import Any
 
+    from optmem.memory import Change, Entry
+
 
 class Draft(NamedTuple):
     """A record as a caller describes it, before the log gives it an id and a time."""
@@ -813,16 +815,17 @@ def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
                 )
 
 
-def _after_journal(vault: Vault, file: str, moment: datetime) -> datetime:
+def _after_journal(vault: Vault, file: str, moment: datetime, newest: float | None) -> datetime:
     """When to stamp a hot file's journal records: now, or just after the file's newest journal
     record if the clock stands behind it (stepped back). The journal is read in time order
     (`Index.journal`), so an edit stamped before the one it follows would read as undone — the
-    file as edited outside optmem (review 17 #5). Lock held."""
-    with open_index(vault) as idx:
-        row = idx.journal_newest(file)
-    if row is None:
-        return moment
-    newest = max(t for t in (row.ts, record.id_epoch(row.id), float("-inf")) if t is not None)
+    file as edited outside optmem (review 17 #5). Lock held. `newest`: when that record was made
+    (`memory.journal_made`), as the caller read it under this lock; None: read here."""
+    if newest is None:
+        from optmem.memory import journal_made
+
+        with open_index(vault) as idx:
+            newest = journal_made(idx.journal_newest(file))
     if moment.timestamp() >= newest:
         return moment
     return datetime.fromtimestamp(newest + 0.001, UTC)
@@ -832,7 +835,7 @@ def journal_hot(
     vault: Vault,
     file: str,
     project: str | None,
-    changes: list[Any],
+    changes: list[Change],
     *,
     domain: str | None = None,
     source: str | None = None,
@@ -840,6 +843,7 @@ def journal_hot(
     said_at: str | None = None,
     unscanned: bool = False,
     origin: str | None = None,
+    newest: float | None = None,
 ) -> list[str]:
     """Journal hot-memory changes into the log (lock held): every old and new text is kept, and
     the lines the gate's scan passes keep its verdict (`optmem.verdicts`). `extra`: fields every
@@ -858,15 +862,17 @@ def journal_hot(
     removed there).
     `origin`: who made the edit (`record.origin`); an edit found in the file (`drift`) has none.
     An entry added that may be a new value of another (`memory._do_add`, as the gate guesses one)
-    carries `may_update`, the other entry's journal record: search and context read the guess
-    as they read the gate's.
+    carries `may_update`, the other entry's journal record (`Change.updates`): search and context
+    read the guess as they read the gate's.
+    `newest`: when the file's newest journal record was made, as the caller just read it under the
+    lock (its look for drift: `memory.Drift.newest`), else None — the records are stamped after it.
     """
-    moment = _after_journal(vault, file, clock.now())
+    moment = _after_journal(vault, file, clock.now(), newest)
     ts = clock.format_ts(moment)
     domain = default_domain(vault, domain)
     records: list[Record] = []
 
-    def make(op: str, entry: Any, corrects: tuple[str, ...] = (), **more: Any) -> Record:
+    def make(op: str, entry: Entry, corrects: tuple[str, ...] = (), **more: Any) -> Record:
         rec = Record(
             id=new_id(moment.timestamp()),
             ts=ts,
@@ -884,11 +890,15 @@ def journal_hot(
         return _unscanned_entry(rec) if source == "drift" or unscanned else rec
 
     for c in changes:
+        if c.entry is None:  # (a bug: every change journalled names its entry, a replace the old one too)
+            raise ValueError(f"a hot-memory change without its entry: {c!r}")
         if c.op == "add":  # (an entry it may be a new value of: its journal record, as the gate notes one)
-            records.append(make("add", c.entry, **({"may_update": c.updates} if getattr(c, "updates", None) else {})))
+            records.append(make("add", c.entry, (), **({"may_update": c.updates} if c.updates else {})))
         elif c.op == "remove":
             records.append(make("remove", c.entry))
         else:
+            if c.old is None:
+                raise ValueError(f"a hot-memory replace without the entry it replaces: {c!r}")
             gone = make("remove", c.old, replaced_by=c.entry.id)
             records.append(gone)
             records.append(make("replace", c.entry, (gone.id,), old=c.old.text))

@@ -30,13 +30,15 @@ from optmem.errors import (
     UsageError,
     quote,
 )
-from optmem.record import MEMORY, Record
+from optmem.record import MEMORY, Record, id_epoch
 from optmem.value import NamedTuple, Value
 from optmem.vault import Vault, hot_target
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
 if TYPE_CHECKING:
     from typing import Any
+
+    from optmem.index import Row
 
 SEPARATOR = "\n§\n"
 # Entries are joined by a line holding only `§` — split exactly as Hermes Agent splits them
@@ -254,6 +256,7 @@ class Drift(NamedTuple):
     resurfaced: list[str]  # entries in the file the journal says were removed
     missing: list[str]  # entries the journal says are in the file, and are not
     texts: dict[str, str]  # entry id → its text (from the file, else from the journal)
+    newest: float | None = None  # when the journal's newest record was made (`journal_made`); None: not read here
 
 
 JOURNAL_OPS = ("add", "replace", "remove")
@@ -289,24 +292,41 @@ def unmerged(vault: Vault, file: str) -> bool:
 
 def journal_of(vault: Vault, file: str) -> dict[str, tuple[str, str]]:
     """entry id → (its last journalled op, its text), for one hot file, from the index."""
+    return _read_journal(vault, file)[0]
+
+
+def _read_journal(vault: Vault, file: str) -> tuple[dict[str, tuple[str, str]], float]:
+    """`journal_of`, and when the journal's newest record was made (`journal_made`)."""
     from optmem.index import open_index
 
     out: dict[str, tuple[str, str]] = {}
     with open_index(vault) as idx:
-        last = {row.key: row for row in idx.journal(file)}  # log order: the last row of each entry
+        rows = idx.journal(file)
+        last = {row.key: row for row in rows}  # log order: the last row of each entry
         for row in last.values():
             rec = idx.record(row)
             step = journal_step(rec)
             if step:
                 out[step[1]] = (step[2], rec.text)
-    return out
+    return out, journal_made(rows[-1] if rows else None)
+
+
+def journal_made(row: Row | None) -> float:
+    """When a hot file's newest journal record (`Index.journal`'s last row) was made: its time, or
+    its id's if later (a clock stepped back since); -inf for a file with no journal. A new journal
+    record is stamped no earlier (`log.journal_hot`)."""
+    if row is None:
+        return float("-inf")
+    return max(t for t in (row.ts, id_epoch(row.id), float("-inf")) if t is not None)
 
 
 def drift(vault: Vault, hot: HotFile, journal: dict[str, tuple[str, str]] | None = None) -> Drift:
     """Compare a hot file with its journal in LOG.jsonl (the last journalled op of each entry);
-    `journal` as `journal_of` gives it, read from the index when not given."""
+    `journal` as `journal_of` gives it, read from the index when not given (and then `newest`
+    says when its newest record was made)."""
+    newest = None
     if journal is None:
-        journal = journal_of(vault, hot.name)
+        journal, newest = _read_journal(vault, hot.name)
     last = {e: op for e, (op, _) in journal.items()}
     texts = {e: text for e, (_, text) in journal.items()}
     held = [entry_id(e) for e in hot.entries]
@@ -316,6 +336,7 @@ def drift(vault: Vault, hot: HotFile, journal: dict[str, tuple[str, str]] | None
         [e for e in held if last.get(e) == "remove"],
         [e for e, op in last.items() if op != "remove" and e not in held],
         texts,
+        newest,
     )
 
 
@@ -339,7 +360,7 @@ def follow(vault: Vault, state: str | None = None) -> list[str]:
         drifted = []
         for target, project in targets(vault):
             try:
-                if _drift_changes(vault, load(vault, target, project)):
+                if _drift_changes(vault, load(vault, target, project))[0]:
                     drifted.append((target, project))
             except OptmemError:
                 continue
@@ -388,9 +409,9 @@ def follow_merge(vault: Vault, before: dict[str, set[str]]) -> list[dict[str, An
             new = {entry_id(e): e for e in hot.entries if entry_id(e) not in before.get(hot.name, set())}
             if not new:
                 continue
-            hot, drifted = _followed(vault, hot, project)
+            hot, drifted, newest = _followed(vault, hot, project)
             added = [c for c in drifted if c.op == "add" and c.entry is not None and c.entry.id in new]
-            ids = _journal(vault, hot, project, added, domain=None, source="drift", origin="sync")
+            ids = _journal(vault, hot, project, added, domain=None, source="drift", origin="sync", newest=newest)
             journalled = {c.entry.id: rid for c, rid in zip(added, ids, strict=False) if c.entry is not None}
             came += [
                 {"file": hot.name, "entry": e, "text": text, "journal": journalled.get(e)} for e, text in new.items()
@@ -416,7 +437,7 @@ def follow_edit(
     gone from the file, when one is.
     Lock taken here; returns the journal ids."""
     with vault.lock():
-        hot, drifted = _followed(vault, load(vault, target, None), None)
+        hot, drifted, newest = _followed(vault, load(vault, target, None), None)
         added = [c for c in drifted if c.op == "add" and c.entry is not None and c.entry.text == (new or "").strip()]
         # the entry it named; with no `old_text` named, the one entry gone from the file (several: not told which)
         gone = [c for c in drifted if c.op == "remove" and c.entry is not None and (not old or old in c.entry.text)]
@@ -428,8 +449,10 @@ def follow_edit(
             named = added if op == "add" else gone
             drifted = [c for c in drifted if c is not named[0]]
         if not named:
-            return _journal(vault, hot, None, drifted, domain=None, source="drift")
-        return _journal(vault, hot, None, named, domain=None, source=source, unscanned=True, origin=origin)
+            return _journal(vault, hot, None, drifted, domain=None, source="drift", newest=newest)
+        return _journal(
+            vault, hot, None, named, domain=None, source=source, unscanned=True, origin=origin, newest=newest
+        )
 
 
 def reconcile(
@@ -446,8 +469,8 @@ def _journal_drift(vault: Vault, hot: HotFile, project: str | None, domain: str 
     """What changed in the file outside optmem (Hermes, a person, git), journalled — so the log's
     view of hot memory is the file's (lock held). An edit of optmem's own that was journalled
     and cut short before its file was written is finished first (`_finish`)."""
-    hot, drifted = _followed(vault, hot, project)
-    return _journal(vault, hot, project, drifted, domain=domain, source="drift")
+    hot, drifted, newest = _followed(vault, hot, project)
+    return _journal(vault, hot, project, drifted, domain=domain, source="drift", newest=newest)
 
 
 CUT = "file_write"  # a journal record's extra: the file before and after its edit ({was, stamp, now})
@@ -463,15 +486,16 @@ def _stamp(path: Path) -> list[int] | None:
     return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
-def _followed(vault: Vault, hot: HotFile, project: str | None) -> tuple[HotFile, list[Change]]:
-    """The file and what differs from its journal (`_drift_changes`), once an edit cut short is
-    finished — looked for only when the two differ: an edit cut short always leaves them apart."""
-    drifted = _drift_changes(vault, hot)
+def _followed(vault: Vault, hot: HotFile, project: str | None) -> tuple[HotFile, list[Change], float | None]:
+    """The file and what differs from its journal (`_drift_changes`, with when the journal's
+    newest record was made), once an edit cut short is finished — looked for only when the two
+    differ: an edit cut short always leaves them apart."""
+    drifted, newest = _drift_changes(vault, hot)
     if drifted:
         done = _finish(vault, hot, project)
         if done is not hot:
-            return done, _drift_changes(vault, done)
-    return hot, drifted
+            return done, *_drift_changes(vault, done)
+    return hot, drifted, newest
 
 
 def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
@@ -527,18 +551,19 @@ def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
     return done.replace(read=text.encode("utf-8"))
 
 
-def _drift_changes(vault: Vault, hot: HotFile) -> list[Change]:
-    """The journal operations that would make the log's view of a hot file the file's."""
+def _drift_changes(vault: Vault, hot: HotFile) -> tuple[list[Change], float | None]:
+    """The journal operations that would make the log's view of a hot file the file's, and when
+    the journal's newest record was made (`Drift.newest`: a journal record is stamped after it)."""
     if hot.conflicted:
-        return []
+        return [], None
     d = drift(vault, hot)
     changes = [Change("add", "added", Entry(e, d.texts[e])) for e in (*d.unjournalled, *d.resurfaced)]
     changes += [Change("remove", "removed", Entry(e, d.texts[e])) for e in d.missing]
     if changes and gitstate.unmerged(hot.path):
         # a merge git could not finish left one side's file (a merge driver that could not run):
         # the other side's entries are missing from it, not removed — nothing is journalled
-        return []
-    return changes
+        return [], d.newest
+    return changes, d.newest
 
 
 def _journal(
@@ -553,7 +578,10 @@ def _journal(
     extra: dict[str, Any] | None = None,
     unscanned: bool = False,
     origin: str | None = None,
+    newest: float | None = None,
 ) -> list[str]:
+    """Journal `changes` (`log.journal_hot`). `newest`: when the file's newest journal record was
+    made, as the caller read it under the lock (`Drift.newest`); None: read again there."""
     from optmem import log  # the journal goes through the log's single append path
 
     if not changes:
@@ -573,6 +601,7 @@ def _journal(
         extra=extra,
         unscanned=unscanned,
         origin=origin,
+        newest=newest,
     )
 
 
@@ -1039,13 +1068,14 @@ def apply(
         journal: list[str] = []
         for _ in _tries(vault):  # (again while another program changes the file before the journal)
             hot = _writable(vault, target, project)
-            hot, drifted = _followed(vault, hot, project)  # (journalled only if every operation succeeds)
+            hot, drifted, newest = _followed(vault, hot, project)  # (journalled only if every operation succeeds)
             was = entry_id(hot.render())
             changes = _edit(hot, ops, threshold, allow_unsafe, batch)
             real = [c for c in changes if c.status not in NO_OPS]
             if real:
                 hot.check_round_trip()
-            _journal(vault, hot, project, drifted, domain=domain, source="drift")
+            if _journal(vault, hot, project, drifted, domain=domain, source="drift", newest=newest):
+                newest = None  # (the journal has newer records now: read again)
             if not real:
                 break
             # the log is the truth: journal first — with the file as it was and as it will be, so
@@ -1065,6 +1095,7 @@ def apply(
                         said_at=said_at,
                         extra=cut | vouched,
                         origin=origin,
+                        newest=newest,
                     )
             except FileChanged:
                 if not journal:
@@ -1155,7 +1186,7 @@ def put_entries(
             if not added:
                 return Put([], over, hot.usage())
             hot.check_round_trip()
-            journal = journal_of(vault, hot.name)
+            journal, newest = _read_journal(vault, hot.name)
             changes = [
                 Change("add", "added", Entry(e, t))
                 for t in added
@@ -1164,7 +1195,7 @@ def put_entries(
             done: list[str] = []
             try:
                 with _journalled_write(hot, hot.render(), vault.root, done):  # the log first, as `apply`
-                    done += _journal(vault, hot, project, changes, domain=None, source=source)
+                    done += _journal(vault, hot, project, changes, domain=None, source=source, newest=newest)
             except FileChanged:
                 if not done:
                     continue

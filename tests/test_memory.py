@@ -444,3 +444,43 @@ def test_an_edit_made_while_the_clock_stands_behind_the_last_one_is_no_outside_e
     # a third edit under the same stepped-back clock still reads in the order it was made
     assert cli("replace", "helix", "zed").exit_code == 0
     assert [h["text"] for h in cli.json("search", "editor")["hits"]][:1] == ["editor is zed"]
+
+
+def test_a_hot_write_reads_its_files_journal_once(cli, vault_path, monkeypatch):
+    """A hot write is stamped after the file's newest journal record: the one the look for edits
+    made outside optmem has just read under the same lock, not read again from the index."""
+    from optmem.index import Index
+
+    assert cli("add", "editor is vim").exit_code == 0
+    reads: list[str] = []
+    for name in ("journal", "journal_newest"):
+        real = getattr(Index, name)
+        monkeypatch.setattr(Index, name, lambda self, file, _real=real, _n=name: reads.append(_n) or _real(self, file))
+    assert cli("add", "theme is dark").exit_code == 0
+    assert reads == ["journal"]
+    reads.clear()
+    assert cli("replace", "vim", "helix").exit_code == 0
+    assert reads == ["journal"]
+
+
+def test_an_edit_after_an_outside_edit_under_a_clock_stepped_back_reads_in_order(cli, vault_path, monkeypatch):
+    """The same stamping when the write first journals what was typed into the file by hand: the
+    edit is stamped after that drift record, which is stamped after the file's newest."""
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T12:00:05Z")
+    assert cli("add", "editor is vim").exit_code == 0
+    path = vault_path / "MEMORY.md"
+    path.write_text(path.read_text("utf-8").rstrip("\n") + "\n§\ntyped by hand\n", "utf-8")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T12:00:03Z")
+    assert cli("replace", "vim", "helix").exit_code == 0
+    assert entries(vault_path) == ["editor is helix", "typed by hand"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T12:00:04Z")
+    doctor = cli.json("doctor")
+    assert not [p for p in doctor["problems"] if p["code"] in ("hot_drift", "merge_conflict")], doctor["problems"]
+    hits = cli.json("search", "editor", "--include-forgotten")["hits"]
+    assert not [h for h in hits if "outside" in json.dumps(h)], hits
+    drift = [
+        r
+        for r in map(json.loads, (vault_path / "LOG.jsonl").read_text("utf-8").splitlines())
+        if r.get("source") == "drift"
+    ]
+    assert [r["text"] for r in drift] == ["typed by hand"]
