@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from optmem import clock, fsio, log, view
+from optmem import clock, fsio, log, record, view
 from optmem import meta as metamod
 from optmem.errors import BadFrontMatter, NotFound, OptmemError, TooLarge, Unreadable, Unwritable, UsageError
 from optmem.handoff_file import SECTIONS, Handoff, from_row, names_sections, parse, parse_body, render
@@ -81,8 +81,10 @@ def write(
     wrote it — `agent` for an agent's own account of its session, whose "done" items are its
     claims, as every surface says). A person's edit of the HANDOFF.md it replaces is journalled
     first (`follow`). HANDOFF.md holds the latest handoff, as `read` orders them (`_order`: by
-    time): one dated before the project's latest (a clock behind, OPTMEM_NOW) goes to the log
-    alone, and the file keeps the latest — the returned handoff's `file_kept` names it."""
+    time), and the handoff written last is the latest: under a clock that stands behind the
+    project's newest handoff (stepped back, OPTMEM_NOW) it is stamped just after that one, as a
+    hot file's journal is (`log.stamped_after`) — the returned handoff's `stamped_after` names
+    that one and `clock_said` what the clock said."""
     validate_name(project, "project")
     if domain is not None:
         validate_name(domain, "domain")  # before anything is made
@@ -140,6 +142,8 @@ def write(
             # a person's edit of the file this write replaces is journalled first, as every read
             # of the view journals it (`follow`): their words are never overwritten unlogged
             _follow_one(vault, project, before_write=True)
+            after, newest = _newest(vault, project)
+            said = clock.now()
             res = log.append(
                 vault,
                 log.Draft(
@@ -152,20 +156,16 @@ def write(
                     extra=extra,
                     confidence=confidence,
                     origin=origin,
+                    after_time=after,
                 ),
                 gate=False,
                 allow_unsafe=allow_unsafe,
             )
             stored, rec = res.id, res.record or {}
-            done_h = draft._replace(
-                time=rec.get("ts", clock.format_ts(clock.now())), domain=rec.get("domain"), id=stored
-            )
-            latest = _records(vault, project, 1)
-            if latest and latest[0].id != stored and _order(latest[0]) > _order(done_h):
-                raise _Older(latest[0].id)  # (the file keeps the latest: the replacement is discarded)
+            done_h = draft._replace(time=rec.get("ts", clock.format_ts(said)), domain=rec.get("domain"), id=stored)
+            if newest is not None and said.timestamp() < after:  # (stamped after it: said, as the clock said)
+                done_h = done_h._replace(stamped_after=newest, clock_said=clock.format_ts(said))
             new.write(render(done_h).encode("utf-8"))
-    except _Older as kept:
-        return done_h._replace(file_kept=str(kept))
     except Unwritable as exc:
         if stored is None:
             raise
@@ -173,8 +173,14 @@ def write(
     return done_h
 
 
-class _Older(Exception):
-    """A handoff dated before the project's latest: its HANDOFF.md is not written (`write`)."""
+def _newest(vault: Vault, project: str) -> tuple[float, str | None]:
+    """When the project's newest handoff was made (`record.made_at`: a handoff written now is
+    stamped after it), and its id; -inf and None when it has none. Lock held."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        rows = idx.handoffs(project, 1)
+    return (record.made_at(rows[0].ts, rows[0].id), rows[0].id) if rows else (float("-inf"), None)
 
 
 def _stored_unwritten(path: Path, record: str | None, exc: Unwritable) -> Unwritable:
@@ -446,6 +452,8 @@ def _unjournalled(vault: Vault, project: str) -> tuple[Handoff, Handoff | None] 
 
 
 def _journal_edit(vault: Vault, said: Handoff, latest: Handoff | None) -> str:
+    """A person's edit of HANDOFF.md as a handoff record (source `drift`) correcting `latest`,
+    stamped after the project's newest handoff (lock held): it is the latest, whatever the clock."""
     extra: dict[str, Any] = {s: getattr(said, s) for s in SECTIONS if getattr(said, s)}
     if said.note:
         extra["note"] = said.note
@@ -460,6 +468,7 @@ def _journal_edit(vault: Vault, said: Handoff, latest: Handoff | None) -> str:
             origin="user",  # a person's edit of the file
             corrects=[latest.id] if latest is not None and latest.id else None,
             extra=extra,
+            after_time=_newest(vault, said.project)[0],
         ),
         gate=False,
     )

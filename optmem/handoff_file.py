@@ -55,8 +55,10 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
     # who wrote it (record.origin): `agent` — an agent's own account of its session (its "done"
     # items are its claims), `user` — a person; None: not recorded
     origin: str | None = None
-    # (what `write` returns) the newer handoff HANDOFF.md keeps, this one being dated before it
-    file_kept: str | None = None
+    # (what `write` returns) the handoff this one is stamped just after — the clock stood behind it,
+    # and said `clock_said` — so that the handoff written last is the latest
+    stamped_after: str | None = None
+    clock_said: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {

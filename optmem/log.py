@@ -84,6 +84,9 @@ class Draft(NamedTuple):
     state: bool = False  # a temporary state, not a habit: expires after [consolidation] state_ttl
     origin: str | None = None  # user | agent | tool | sync | import:<tool> (`optmem.quarantine`); None: not recorded
     held: str | None = None  # held in quarantine for this rule whatever the text's scan finds (a Hermes turn's side)
+    # stamped after this time (`record.made_at` of the newest record it follows, read under the lock
+    # the caller holds) when the clock stands behind it: a handoff written later is the latest
+    after_time: float | None = None
 
 
 def default_domain(vault: Vault, domain: str | None) -> str:
@@ -409,6 +412,8 @@ def _append(
       unless it is a redline itself (`redline_locked`).
     """
     moment = clock.now()
+    if draft.after_time is not None:
+        moment = stamped_after(moment, draft.after_time)
     now = moment.timestamp()
     rec = build_record(vault, draft, moment, allow_unsafe)
     if rec.held:  # held for a person: no restatement, no update or supersession by the gate
@@ -816,16 +821,23 @@ def _check_redline_lock(idx: Index, rec: Record, now: float) -> None:
 
 
 def _after_journal(vault: Vault, file: str, moment: datetime, newest: float | None) -> datetime:
-    """When to stamp a hot file's journal records: now, or just after the file's newest journal
-    record if the clock stands behind it (stepped back). The journal is read in time order
-    (`Index.journal`), so an edit stamped before the one it follows would read as undone — the
-    file as edited outside optmem (review 17 #5). Lock held. `newest`: when that record was made
-    (`memory.journal_made`), as the caller read it under this lock; None: read here."""
+    """When to stamp a hot file's journal records: `stamped_after` its newest journal record. The
+    journal is read in time order (`Index.journal`), so an edit stamped before the one it follows
+    would read as undone — the file as edited outside optmem (review 17 #5). Lock held. `newest`:
+    when that record was made (`memory.journal_made`), as the caller read it under this lock;
+    None: read here."""
     if newest is None:
         from optmem.memory import journal_made
 
         with open_index(vault) as idx:
             newest = journal_made(idx.journal_newest(file))
+    return stamped_after(moment, newest)
+
+
+def stamped_after(moment: datetime, newest: float) -> datetime:
+    """When to stamp a record written after one made at `newest` (`record.made_at`): now, or just
+    after it if the clock stands behind it (stepped back, `OPTMEM_NOW`) — what is written later
+    is the newer, as every reader orders records (SPEC §4: by `ts`, then id)."""
     if moment.timestamp() >= newest:
         return moment
     return datetime.fromtimestamp(newest + 0.001, UTC)

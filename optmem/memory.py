@@ -30,7 +30,7 @@ from optmem.errors import (
     UsageError,
     quote,
 )
-from optmem.record import MEMORY, Record, id_epoch
+from optmem.record import MEMORY, Record, made_at
 from optmem.value import NamedTuple, Value
 from optmem.vault import Vault, hot_target
 
@@ -315,9 +315,7 @@ def journal_made(row: Row | None) -> float:
     """When a hot file's newest journal record (`Index.journal`'s last row) was made: its time, or
     its id's if later (a clock stepped back since); -inf for a file with no journal. A new journal
     record is stamped no earlier (`log.journal_hot`)."""
-    if row is None:
-        return float("-inf")
-    return max(t for t in (row.ts, id_epoch(row.id), float("-inf")) if t is not None)
+    return float("-inf") if row is None else made_at(row.ts, row.id)
 
 
 def drift(vault: Vault, hot: HotFile, journal: dict[str, tuple[str, str]] | None = None) -> Drift:

@@ -89,6 +89,13 @@ def id_epoch(rid: str) -> float | None:
     return ms / 1000
 
 
+def made_at(ts: float | None, rid: str) -> float:
+    """When a record was made, as what is written after it must follow it: its time, or its id's
+    if later (the id is made to the millisecond; a clock stepped back since stamps a time before
+    it); -inf when neither says (a hand-typed line without a time)."""
+    return max(t for t in (ts, id_epoch(rid), float("-inf")) if t is not None)
+
+
 def new_id(epoch: float) -> str:
     """26 chars: 48-bit milliseconds then 80 random bits, so ids sort by time and never collide.
 

@@ -401,26 +401,62 @@ def test_a_handoff_that_cannot_be_read_at_all_is_not_replaced(vault, cli):
     assert path.read_bytes() == b"## Next\n- caf\xe9 au lait\n"
 
 
-def test_a_handoff_dated_before_the_latest_leaves_handoff_md_holding_the_latest(cli, vault, monkeypatch):
-    """Tester 14 #8: a handoff written dated 11-28 after one dated 12-01 replaced HANDOFF.md, while
-    `handoff read` and `context` showed the 12-01 one (the latest by time): the file held an older
-    note than every surface. It goes to the log alone, and the write says so."""
+def test_a_handoff_written_after_the_latest_wins_the_file_whatever_the_clock_says(cli, vault, monkeypatch):
+    """Tester 14 #8: a handoff written after one dated 12-01, under a clock that says 11-28, replaced
+    HANDOFF.md while every surface showed the 12-01 one (the latest by time). Then it went to the
+    log alone, and the file kept the older note. A handoff written later is the latest: stamped
+    just after the project's newest (as a hot file's journal is, a clock stepped back), it holds
+    the file and comes first everywhere — and the write says what its clock said."""
     monkeypatch.setenv("OPTMEM_NOW", "2026-12-01T09:00:00Z")
-    latest = cli.json("handoff", "write", "-p", "api", "--next", "deploy the 12-01 build")["handoff"]["id"]
+    older = cli.json("handoff", "write", "-p", "api", "--next", "deploy the 12-01 build")["handoff"]["id"]
     monkeypatch.setenv("OPTMEM_NOW", "2026-11-28T09:00:00Z")
-    out = cli("handoff", "write", "-p", "api", "--next", "deploy the 11-28 build", "--json")
+    out = cli("handoff", "write", "-p", "api", "--next", "deploy the next build", "--json")
     assert out.exit_code == 0, out.stderr
     got = json.loads(out.stdout)
-    assert got["file_kept"] == latest and "before the latest one" in out.stderr
-    monkeypatch.setenv("OPTMEM_NOW", "2026-12-02T09:00:00Z")
+    later = got["handoff"]["id"]
+    assert got["stamped_after"] == older and "file_kept" not in got
+    assert got["handoff"]["time"] == "2026-12-01T09:00:00Z"
+    assert "2026-11-28T09:00:00Z" in out.stderr and "stamped just after" in out.stderr
+    monkeypatch.setenv("OPTMEM_NOW", "2026-11-28T09:00:05Z")
     on_disk = (vault.root / "projects" / "api" / "HANDOFF.md").read_text("utf-8")
-    assert "12-01 build" in on_disk and "11-28 build" not in on_disk
-    assert cli.json("handoff", "read", "-p", "api")["handoffs"][0]["id"] == latest
-    assert [h["id"] for h in cli.json("handoff", "read", "-p", "api", "--history", "2")["handoffs"]] == [
-        latest,
-        got["handoff"]["id"],
-    ]
-    # a handoff dated after the latest replaces the file as ever
+    assert "next build" in on_disk and "12-01 build" not in on_disk
+    assert cli.json("handoff", "read", "-p", "api")["handoffs"][0]["id"] == later
+    history = cli.json("handoff", "read", "-p", "api", "--history", "2")["handoffs"]
+    assert [h["id"] for h in history] == [later, older]
+    assert "deploy the next build" in cli.json("context", "-p", "api")["text"]
+    # a third, under the same clock, follows the second
+    third = cli.json("handoff", "write", "-p", "api", "--next", "deploy the third build")
+    assert third["stamped_after"] == later
+    assert "third build" in (vault.root / "projects" / "api" / "HANDOFF.md").read_text("utf-8")
+    # a handoff dated after the latest is stamped as its clock says
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-02T09:00:00Z")
     newer = cli.json("handoff", "write", "-p", "api", "--next", "deploy the 12-02 build")
-    assert "file_kept" not in newer
+    assert "stamped_after" not in newer and newer["handoff"]["time"] == "2026-12-02T09:00:00Z"
     assert "12-02 build" in (vault.root / "projects" / "api" / "HANDOFF.md").read_text("utf-8")
+
+
+def test_a_persons_edit_of_handoff_md_under_a_clock_stepped_back_is_journalled_once(cli, vault, monkeypatch):
+    """A person's edit of HANDOFF.md is journalled as a handoff record after the one it replaces —
+    under a clock behind that one, it was dated before it: `--history` showed the edit twice (the
+    file, and its journal below the handoff it edits) and left that handoff out."""
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-01T09:00:00Z")
+    cli.json("handoff", "write", "-p", "api", "--next", "deploy the build")
+    path = vault.root / "projects" / "api" / "HANDOFF.md"
+    path.write_text(path.read_text("utf-8").replace("deploy the build", "deploy the build after the review"), "utf-8")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-11-28T09:00:00Z")
+    for _ in range(3):
+        shown = cli.json("handoff", "read", "-p", "api", "--history", "2")["handoffs"]
+        assert shown[0]["next"] == ["deploy the build after the review"] and shown[1]["next"] == ["deploy the build"]
+    lines = list(map(json.loads, vault.log_path.read_text("utf-8").splitlines()))
+    assert len([r for r in lines if r.get("source") == "drift"]) == 1
+    # edited again, then a handoff written under the same clock: the edit is journalled, then the
+    # handoff follows it, and each is the latest in its turn
+    path.write_text(path.read_text("utf-8").replace("after the review", "after the second review"), "utf-8")
+    cli.json("handoff", "write", "-p", "api", "--next", "ship it")
+    shown = cli.json("handoff", "read", "-p", "api", "--history", "4")["handoffs"]
+    assert [h["next"] for h in shown] == [
+        ["ship it"],
+        ["deploy the build after the second review"],
+        ["deploy the build after the review"],
+        ["deploy the build"],
+    ]

@@ -105,18 +105,18 @@ def handoff_write(
         origin=origin_of(None),  # who runs it: a person at a terminal, else an agent (as `append`)
     )
     where = f"projects/{project}/HANDOFF.md"
-    if h.file_kept:  # dated before the latest: in the log, not the file (`handoff.write`)
+    if h.stamped_after:  # the clock stood behind the latest: stamped after it (`handoff.write`)
         warn_all(
             [
-                f"this handoff is dated {h.time}, before the latest one ({short(h.file_kept)}): it is kept in the log "
-                f"(`optmem handoff read -p {project} --history 2` lists it), and {where} keeps the latest, which "
-                "`handoff read` and `context` show"
+                f"the clock says {h.clock_said}, before the project's latest handoff ({short(h.stamped_after)}): "
+                f"this one, written after it, is stamped just after it ({h.time}), so that it is the latest — "
+                f"in {where}, `handoff read` and `context`"
             ]
         )
     emit(
         json_out,
-        {"handoff": h.to_dict(), "file": where} | ({"file_kept": h.file_kept} if h.file_kept else {}),
-        lambda: f"handoff for {project} written ({h.id})" + (" to the log only" if h.file_kept else ""),
+        {"handoff": h.to_dict(), "file": where} | ({"stamped_after": h.stamped_after} if h.stamped_after else {}),
+        lambda: f"handoff for {project} written ({h.id})",
     )
 
 
