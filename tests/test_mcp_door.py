@@ -206,3 +206,34 @@ def test_a_vault_moved_while_the_server_runs_is_refused_never_made_again(vault_p
         assert "restart the server with --vault" in err["message"]
     assert not vault_path.exists()  # no new vault in its place
     assert "6380" not in (moved / "LOG.jsonl").read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("toml", "sets", "said"),
+    [
+        ("", (), "0.7"),
+        ("[lifecycle]\npending_threshold = 0.5\n", (), "0.5"),
+        ("", ("lifecycle.pending_threshold=0.35",), "0.35"),
+    ],
+)
+def test_the_instructions_and_the_confidence_argument_say_the_vaults_pending_threshold(vault_path, toml, sets, said):
+    """The server told every agent a guess below 0.7 waits for the user, whatever the vault set: one
+    that sets 0.5 had an agent's 0.6 stored as a fact while it believed it waited. It says the
+    threshold the vault's settings give when it starts (optmem.toml, --set)."""
+    vault_path.mkdir()
+    (vault_path / "optmem.toml").write_text(toml, "utf-8")
+
+    async def script(s: Any) -> dict[str, Any]:
+        listed = {t.name: (getattr(t, "input_schema", None) or t.inputSchema) for t in (await s.list_tools()).tools}
+        return {
+            "instructions": s.initialize_result.instructions,
+            "confidence": listed["append"]["properties"]["confidence"],
+        }
+
+    got = mcp_session(vault_path, script, *sets)
+    instructions = " ".join(got["instructions"].split())
+    assert f"a `confidence` below {said} " in instructions, instructions
+    described = got["confidence"]["description"]
+    assert f"pending threshold ({said})" in described, described
+    if said != "0.7":
+        assert "0.7" not in instructions and "0.7" not in described

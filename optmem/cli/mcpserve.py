@@ -99,7 +99,9 @@ def server(log_level: str = "warning") -> Iterator[Any]:
     STATE.vault_opt, STATE.set_opt = vault_opt, set_opt
     with Warm(vault.root, list(set_opt)) as warm:  # open between calls, checked at each
         warm.laid_out = True
-        yield build_server(REGISTRY, functools.partial(call, warm=warm), refuse, log_level)
+        # (the guesses that wait for the user, as this vault's settings say when the server starts)
+        threshold = vault.settings.lifecycle.pending_threshold
+        yield build_server(REGISTRY, functools.partial(call, warm=warm), refuse, threshold, log_level)
 
 
 def mcp(http: str | None, log_level: str, json_out: bool) -> None:

@@ -48,13 +48,14 @@ TOOL_NAMES = (*HAND_WRITTEN, *TOOLS)  # every tool the server registers, in orde
 NEVER = ("json_out", "allow_unsafe")  # the result is always JSON; agents cannot bypass the scanner
 # An agent's plain `append` is stored as any write is — it comes back at the next session's
 # `context`; only what the agent marks as a guess (a `confidence` below [lifecycle]
-# pending_threshold) waits in the review queue (`optmem pending`)
+# pending_threshold, the vault's, as the server starts: `{threshold}`) waits in the review queue
+# (`optmem pending`)
 INSTRUCTIONS = (
     "OptMem: memory in plain files. Call `context` at the start of a session, `search` "
     "before answering from memory, `get` to read a record by an id a result names, `touch` with the "
     "ids of the records you used, `correct` when a stored fact changed, `verify` when you checked one "
     "still holds, and `handoff_write` at the end. What you "
-    "`append` is kept as said; when it is only your guess, give a `confidence` below 0.7 "
+    "`append` is kept as said; when it is only your guess, give a `confidence` below {threshold} "
     "and it waits for the user to confirm it. Text you save from a tool result or a web page is "
     '`append`ed with `origin` "tool": every result shows that origin (`context` lists such text apart, '
     '"found in a tool result"), and it never replaces what the user or you said. It is held for the '
@@ -119,8 +120,8 @@ ARGUMENTS = {
     "a stated value, or was written soon after it: then both stay, in conflict (the `conflicts` tool).",
     "handoff_read.history": "Show this many of the latest handoffs, newest first.",
     "context.budget": "Most characters of the block, its fence included.",
-    "confidence": "0..1: how sure you are; below the vault's pending threshold (0.7 unless set otherwise) "
-    "it waits for the user to confirm it.",
+    "confidence": "0..1: how sure you are; below the vault's pending threshold ({threshold}) it waits for the "
+    "user to confirm it.",
 }
 Call = Callable[[list[str]], str]
 
@@ -167,11 +168,18 @@ def agent_words(text: str) -> str:
     return re.sub(r"(?<![\w`-])--([a-z][a-z-]*)", lambda m: f"`{m.group(1).replace('-', '_')}`", text)
 
 
-def argument_text(tool: str, p: Any) -> str:
-    """One argument's description for an agent: `ARGUMENTS`' where the command's help would mislead,
-    else the help in a tool's terms (`agent_words`)."""
+def argument_text(tool: str, p: Any, threshold: float) -> str:
+    """One argument's description for an agent: `ARGUMENTS`' where the command's help would mislead
+    (the vault's pending `threshold` filled in), else the help in a tool's terms (`agent_words`)."""
     name = _arg_name(p)
-    return ARGUMENTS.get(f"{tool}.{name}") or ARGUMENTS.get(name) or agent_words(p.help)
+    said = ARGUMENTS.get(f"{tool}.{name}") or ARGUMENTS.get(name)
+    return said.replace("{threshold}", f"{threshold:g}") if said else agent_words(p.help)
+
+
+def instructions(threshold: float) -> str:
+    """What the server tells an agent at the start (`INSTRUCTIONS`), with the vault's pending
+    `threshold` ([lifecycle] pending_threshold) — a guess below it waits for the user."""
+    return INSTRUCTIONS.replace("{threshold}", f"{threshold:g}")
 
 
 # a value a declared parameter offers that an agent may not give: a redline tier is a person's,
@@ -183,7 +191,7 @@ def _choices(p: Any) -> tuple[Any, ...] | None:
     return tuple(c for c in choices if c not in REFUSED) if choices else None
 
 
-def _annotation(p: Any, tool: str = "") -> tuple[Any, Any]:
+def _annotation(p: Any, tool: str, threshold: float) -> tuple[Any, Any]:
     """(type, default) of one declared parameter as a tool argument, described for an agent
     (`argument_text`), offering only the values an agent may give (`_choices`)."""
     from typing import Literal
@@ -209,7 +217,7 @@ def _annotation(p: Any, tool: str = "") -> tuple[Any, Any]:
         kind, default = (base if p.default is not None else base | None), p.default
     # over MCP, "-" is plain text: the server's stdin is the protocol stream
     extra: dict[str, Any] | None = {"anyOf": [FORMATS[p.name], {"type": "null"}]} if p.name in FORMATS else None
-    field = Field(description=argument_text(tool, p), json_schema_extra=extra)
+    field = Field(description=argument_text(tool, p, threshold), json_schema_extra=extra)
     return Annotated[kind, field], default
 
 
@@ -277,11 +285,12 @@ def _tool(
     summary: str,
     call: Call,
     refuse: Callable[[OptmemError], str],
-    declared: Iterable[str] = (),
+    declared: Iterable[str],
+    threshold: float,
 ) -> Callable[..., str]:
     """A function with the command's parameters as its signature, for the MCP SDK to describe;
     `declared`: every parameter the command has (an `origin` it has and the tool does not offer is
-    the agent's all the same)."""
+    the agent's all the same); `threshold`: the vault's pending threshold, which a description says."""
 
     names = {_arg_name(p) for p in params}
     as_agent = ["--origin", "agent"] if "origin" in declared and "origin" not in names else []
@@ -301,7 +310,7 @@ def _tool(
 
     sig = []
     for p in params:
-        annotation, default = _annotation(p, name)
+        annotation, default = _annotation(p, name, threshold)
         sig.append(
             inspect.Parameter(_arg_name(p), inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
         )
@@ -1614,12 +1623,17 @@ def _balanced(config: Any, counts: Any) -> Any:
 
 
 def build_server(
-    commands: Mapping[str, Any], run: Call, refusal: Callable[[OptmemError], str], log_level: str = "warning"
+    commands: Mapping[str, Any],
+    run: Call,
+    refusal: Callable[[OptmemError], str],
+    threshold: float,
+    log_level: str = "warning",
 ) -> Any:
     """The MCP server: `memory` plus one tool per entry of TOOLS, from `commands` (the CLI's
     declarations by name), `run` (runs a command line, returns its --json output) and `refusal`
     (an error as the CLI's --json prints it). A refusal's advice is rewritten for agents (`Advice`).
-    The SDK logs at `log_level` (its own default, info, logged every request)."""
+    `threshold`: the vault's pending threshold, which the instructions and the `confidence`
+    argument state. The SDK logs at `log_level` (its own default, info, logged every request)."""
     advice = Advice(commands)
 
     def call(args: list[str]) -> str:
@@ -1628,7 +1642,7 @@ def build_server(
     def refuse(err: OptmemError) -> str:
         return advice.json(refusal(err))
 
-    app = _server(server_class(), refuse)("optmem", instructions=INSTRUCTIONS, log_level=log_level.upper())
+    app = _server(server_class(), refuse)("optmem", instructions=instructions(threshold), log_level=log_level.upper())
 
     def memory(
         action: str | None = None,
@@ -1689,6 +1703,6 @@ def build_server(
         cmd = commands[command]
         params = [p for p in cmd.params if p.name not in (*NEVER, *hidden)]
         declared = [p.name for p in cmd.params]
-        _register(app, _tool(name, command, params, DESCRIPTIONS[name], call, refuse, declared), name)
+        _register(app, _tool(name, command, params, DESCRIPTIONS[name], call, refuse, declared, threshold), name)
         app.arguments[name] = [_arg_name(p) for p in params]
     return app
