@@ -237,3 +237,23 @@ def test_the_instructions_and_the_confidence_argument_say_the_vaults_pending_thr
     assert f"pending threshold ({said})" in described, described
     if said != "0.7":
         assert "0.7" not in instructions and "0.7" not in described
+
+
+def test_a_vault_that_keeps_no_guess_waiting_is_said_so_over_mcp(vault_path):
+    """A pending threshold of 0 holds no guess (no confidence is below it): no "below 0"."""
+    vault_path.mkdir()
+    (vault_path / "optmem.toml").write_text("[lifecycle]\npending_threshold = 0\n", "utf-8")
+
+    async def script(s: Any) -> dict[str, Any]:
+        listed = {t.name: (getattr(t, "input_schema", None) or t.inputSchema) for t in (await s.list_tools()).tools}
+        guess = await s.call_tool("append", {"text": "the user may prefer tabs", "confidence": 0.1})
+        return {
+            "instructions": s.initialize_result.instructions,
+            "confidence": listed["append"]["properties"]["confidence"]["description"],
+            "guess": guess.content[0].text,
+        }
+
+    got = mcp_session(vault_path, script)
+    for said in (" ".join(got["instructions"].split()), got["confidence"]):
+        assert "keeps no guess waiting" in said and "below 0" not in said, said
+    assert fenced_json(got["guess"])["record"]["status"] == "current"

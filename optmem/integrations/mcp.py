@@ -48,15 +48,14 @@ TOOL_NAMES = (*HAND_WRITTEN, *TOOLS)  # every tool the server registers, in orde
 NEVER = ("json_out", "allow_unsafe")  # the result is always JSON; agents cannot bypass the scanner
 # An agent's plain `append` is stored as any write is — it comes back at the next session's
 # `context`; only what the agent marks as a guess (a `confidence` below [lifecycle]
-# pending_threshold, the vault's, as the server starts: `{threshold}`) waits in the review queue
+# pending_threshold, the vault's, as the server starts: `{guess}`) waits in the review queue
 # (`optmem pending`)
 INSTRUCTIONS = (
     "OptMem: memory in plain files. Call `context` at the start of a session, `search` "
     "before answering from memory, `get` to read a record by an id a result names, `touch` with the "
     "ids of the records you used, `correct` when a stored fact changed, `verify` when you checked one "
     "still holds, and `handoff_write` at the end. What you "
-    "`append` is kept as said; when it is only your guess, give a `confidence` below {threshold} "
-    "and it waits for the user to confirm it. Text you save from a tool result or a web page is "
+    "`append` is kept as said; {guess} Text you save from a tool result or a web page is "
     '`append`ed with `origin` "tool": every result shows that origin (`context` lists such text apart, '
     '"found in a tool result"), and it never replaces what the user or you said. It is held for the '
     "user's review, out of every result, when the security scan reads it as a prompt injection — a "
@@ -120,8 +119,7 @@ ARGUMENTS = {
     "a stated value, or was written soon after it: then both stay, in conflict (the `conflicts` tool).",
     "handoff_read.history": "Show this many of the latest handoffs, newest first.",
     "context.budget": "Most characters of the block, its fence included.",
-    "confidence": "0..1: how sure you are; below the vault's pending threshold ({threshold}) it waits for the "
-    "user to confirm it.",
+    "confidence": "0..1: how sure you are; {guess}",
 }
 Call = Callable[[list[str]], str]
 
@@ -170,16 +168,31 @@ def agent_words(text: str) -> str:
 
 def argument_text(tool: str, p: Any, threshold: float) -> str:
     """One argument's description for an agent: `ARGUMENTS`' where the command's help would mislead
-    (the vault's pending `threshold` filled in), else the help in a tool's terms (`agent_words`)."""
+    (what a guess gets under the vault's pending `threshold`: `_guess`), else the help in a tool's
+    terms (`agent_words`)."""
     name = _arg_name(p)
     said = ARGUMENTS.get(f"{tool}.{name}") or ARGUMENTS.get(name)
-    return said.replace("{threshold}", f"{threshold:g}") if said else agent_words(p.help)
+    return said.replace("{guess}", _guess(threshold, argument=True)) if said else agent_words(p.help)
 
 
 def instructions(threshold: float) -> str:
-    """What the server tells an agent at the start (`INSTRUCTIONS`), with the vault's pending
-    `threshold` ([lifecycle] pending_threshold) — a guess below it waits for the user."""
-    return INSTRUCTIONS.replace("{threshold}", f"{threshold:g}")
+    """What the server tells an agent at the start (`INSTRUCTIONS`), with what a guess gets under
+    the vault's pending `threshold` ([lifecycle] pending_threshold: `_guess`)."""
+    return INSTRUCTIONS.replace("{guess}", _guess(threshold))
+
+
+def _guess(threshold: float, argument: bool = False) -> str:
+    """What an agent's guess gets in this vault: below `threshold` it waits for the user — or, at
+    0, none waits (nothing is below it)."""
+    if threshold <= 0:
+        return "this vault keeps no guess waiting for the user (its pending threshold is 0): " + (
+            "the confidence is kept with the record." if argument else "a `confidence` is kept with the record."
+        )
+    if argument:
+        return f"below the vault's pending threshold ({threshold:g}) it waits for the user to confirm it."
+    return (
+        f"when it is only your guess, give a `confidence` below {threshold:g} and it waits for the user to confirm it."
+    )
 
 
 # a value a declared parameter offers that an agent may not give: a redline tier is a person's,
