@@ -57,9 +57,28 @@ from optmem.vault import NAME_RE, Vault, hot_target, validate_name
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
-    from optmem.memory import Change, Entry
+    class HotEntry(Protocol):
+        """A hot-memory entry (`memory.Entry`)."""
+
+        @property
+        def id(self) -> str: ...
+        @property
+        def text(self) -> str: ...
+
+    class HotChange(Protocol):
+        """One hot-memory change to journal (`memory.Change`; memory imports this module, so the
+        type is named by what `journal_hot` reads of it, and mypy holds `memory.Change` to it)."""
+
+        @property
+        def op(self) -> str: ...
+        @property
+        def entry(self) -> HotEntry | None: ...
+        @property
+        def old(self) -> HotEntry | None: ...
+        @property
+        def updates(self) -> str | None: ...
 
 
 class Draft(NamedTuple):
@@ -824,13 +843,12 @@ def _after_journal(vault: Vault, file: str, moment: datetime, newest: float | No
     """When to stamp a hot file's journal records: `stamped_after` its newest journal record. The
     journal is read in time order (`Index.journal`), so an edit stamped before the one it follows
     would read as undone — the file as edited outside optmem (review 17 #5). Lock held. `newest`:
-    when that record was made (`memory.journal_made`), as the caller read it under this lock;
-    None: read here."""
+    when that record was made (`record.made_at`), as the caller read it under this lock; None:
+    read here."""
     if newest is None:
-        from optmem.memory import journal_made
-
         with open_index(vault) as idx:
-            newest = journal_made(idx.journal_newest(file))
+            row = idx.journal_newest(file)
+        newest = record.made_at(row.ts, row.id) if row is not None else float("-inf")
     return stamped_after(moment, newest)
 
 
@@ -847,7 +865,7 @@ def journal_hot(
     vault: Vault,
     file: str,
     project: str | None,
-    changes: list[Change],
+    changes: Collection[HotChange],
     *,
     domain: str | None = None,
     source: str | None = None,
@@ -884,7 +902,7 @@ def journal_hot(
     domain = default_domain(vault, domain)
     records: list[Record] = []
 
-    def make(op: str, entry: Entry, corrects: tuple[str, ...] = (), **more: Any) -> Record:
+    def make(op: str, entry: HotEntry, corrects: tuple[str, ...] = (), **more: Any) -> Record:
         rec = Record(
             id=new_id(moment.timestamp()),
             ts=ts,
