@@ -387,7 +387,7 @@ def test_in_a_worker_a_search_runs_in_the_event_loops_thread_and_a_write_in_a_th
         ran[args[0]] = threading.current_thread() is threading.main_thread()
         return '{"ok": true}'
 
-    app = build_server(REGISTRY, run, refuse)
+    app = build_server(REGISTRY, run, refuse, 0.7)  # (the pending threshold its instructions state)
 
     async def calls() -> None:
         await app.call_tool("search", {"query": "deploy"})
