@@ -208,6 +208,7 @@ def test_a_vault_moved_while_the_server_runs_is_refused_never_made_again(vault_p
     assert "6380" not in (moved / "LOG.jsonl").read_text("utf-8")
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(
     ("toml", "sets", "said"),
     [
@@ -239,6 +240,7 @@ def test_the_instructions_and_the_confidence_argument_say_the_vaults_pending_thr
         assert "0.7" not in instructions and "0.7" not in described
 
 
+@pytest.mark.long
 def test_a_vault_that_keeps_no_guess_waiting_is_said_so_over_mcp(vault_path):
     """A pending threshold of 0 holds no guess (no confidence is below it): no "below 0"."""
     vault_path.mkdir()
