@@ -440,12 +440,18 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
         if hot.conflicted:
             # what sits between the markers is neither side's entries yet: nothing to journal, and
             # `--fix` rightly leaves the file alone — the advice is the merge, then doctor again
+            again = (
+                "`optmem sync` merges it again entry by entry, as the merge driver would (git holds it "
+                "unmerged); or by hand: "
+                if gitstate.unmerged(hot.path)
+                else ""
+            )
             report.problems.append(
                 Problem(
                     "merge_conflict",
                     hot.name,
-                    "holds git's conflict markers (<<<<<<< … >>>>>>>): keep the "
-                    "entries you want and delete the marker lines (`--fix` cannot choose for you: it "
+                    f"holds git's conflict markers (<<<<<<< … >>>>>>>): {again}{memory.BY_HAND} "
+                    "(`--fix` cannot choose for you: it "
                     "leaves a file mid-merge alone, and its entries are compared with the journal once the "
                     "markers are gone — run `optmem doctor` again then); `optmem init` (once in every "
                     "clone: git does not copy the driver) sets up the merge driver, so hot files merge "

@@ -74,6 +74,9 @@ class SyncReport:
     new_conflicts: list[dict[str, Any]] = field(default_factory=list)  # conflicts the merge made
     over_budget: list[dict[str, Any]] = field(default_factory=list)  # hot files over their limit after it
     kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
+    # hot files git's own line merge left with conflict markers (its fallback when the driver
+    # cannot run): merged again here entry by entry, as the driver merges them (`_remerge_hot`)
+    hot_merged: list[str] = field(default_factory=list)
     untracked_local: list[str] = field(default_factory=list)  # .cache/ and .clone/ files git tracked: taken out
     purged_again: int = 0  # records this clone purged that a merge brought back: dropped again
     nodes_dropped: list[str] = field(default_factory=list)  # tree nodes a merge brought back quoting those
@@ -305,9 +308,12 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
 
     follow.follow_hot(vault)  # this clone's own edits of its hot files, journalled as its own before the merge
     report.committed = _commit(git, vault, say) or dropped or resumed_drop
-    hot_before = memory.entries_now(vault)
+    # the hot files' entries before the merge — an interrupted sync's, taken before its merge
+    # began: what that merge put in (a merge stopped on optmem.toml, finished by hand) came in too
+    noted = resumed.get("hot") if resumed else None
+    hot_before = {f: set(ids) for f, ids in noted.items()} if noted is not None else memory.entries_now(vault)
     before = dict(resumed["before"]) if resumed else _sizes(vault)
-    note = _Note(vault, resumed, before, conflicts_before)
+    note = _Note(vault, resumed, before, conflicts_before, hot_before)
     remote_ref = f"refs/remotes/{remote}/{branch}"
     for attempt in range(PUSH_TRIES):
         say(f"fetching {remote}/{branch}")
@@ -379,10 +385,21 @@ class _Note:
     log files' sizes, the open conflicts), the commits it merges, and git's process id — what
     the next sync needs to finish an interrupted one and report what came in."""
 
-    def __init__(self, vault: Vault, resumed: dict[str, Any] | None, before: dict[str, int], conflicts: set[str]):
+    def __init__(
+        self,
+        vault: Vault,
+        resumed: dict[str, Any] | None,
+        before: dict[str, int],
+        conflicts: set[str],
+        hot: dict[str, set[str]],
+    ):
         self.path = vault.cache(JOURNAL)
         self.vault = vault
-        self.data: dict[str, Any] = {"before": before, "conflicts": sorted(conflicts)}
+        self.data: dict[str, Any] = {
+            "before": before,
+            "conflicts": sorted(conflicts),
+            "hot": {f: sorted(ids) for f, ids in hot.items()},  # (`memory.entries_now` before the merge)
+        }
         # the commits merged, each with its merge base: what they changed in this clone's own
         # folder came in — whatever became of the merge (done, half-written by a git killed with
         # the sync and committed as this clone's, or done again)
@@ -424,6 +441,12 @@ def _read_note(vault: Vault) -> dict[str, Any] | None:
         return None
     data["conflicts"] = [c for c in data.get("conflicts") or [] if isinstance(c, str)]
     data["before"] = {k: v for k, v in data["before"].items() if isinstance(v, int)}
+    hot = data.get("hot")  # (none in a note an older optmem wrote: this sync looks from where it begins)
+    data["hot"] = (
+        {f: [e for e in ids if isinstance(e, str)] for f, ids in hot.items() if isinstance(ids, list)}
+        if isinstance(hot, dict)
+        else None
+    )
     spans = data.get("spans")
     spans = spans if isinstance(spans, list) else []
     data["spans"] = [s for s in spans if isinstance(s, list) and len(s) == 2 and all(isinstance(c, str) for c in s)]
@@ -510,6 +533,9 @@ def _settle_derived(git: _Git, report: SyncReport) -> None:
     from fnmatch import fnmatch
 
     for path in _unmerged(git):
+        if _remerge_hot(git, path):
+            report.hot_merged.append(path)
+            continue
         if path in LINE_SETS:  # both sides' lines, each once
             lines = [git.run("show", f":{stage}:{path}", check=False).stdout for stage in (2, 3)]
             merged = list(dict.fromkeys(line for text in lines for line in text.splitlines() if line.strip()))
@@ -529,6 +555,40 @@ def _settle_derived(git: _Git, report: SyncReport) -> None:
             git.run("rm", "--quiet", "--cached", "--ignore-unmatch", "--", path)
             Path(git.root / path).unlink(missing_ok=True)
         report.kept_ours.append(path)
+
+
+def _remerge_hot(git: _Git, path: str) -> bool:
+    """A hot file git holds unmerged, as its own line merge left it (the fallback of the merge
+    driver when that cannot run: a venv moved, `git pull` in a clone without it — conflict
+    markers, or our side's file where a driver failed): merged again
+    from git's three versions entry by entry (`git.merge_hot`: an entry edited two ways keeps
+    both edits, each an entry, and `conflicts` names them) and added. Only while every entry the
+    working file holds, the marker lines read as separators, is one of those versions' — a
+    person's edit in it (an entry typed between the markers) is theirs to finish: left, and the
+    merge stops as before. Deleting only the marker lines would join two edits into one entry."""
+    from fnmatch import fnmatch
+
+    from optmem import memory
+    from optmem.integrations.git import HOT_ATTRIBUTES, merge_hot
+
+    if not any(fnmatch(path, p) for p in HOT_ATTRIBUTES) or path.count("/") > 2:
+        return False
+    target = git.root / path
+    try:
+        raw = fsio.read_text(target, within=git.root)
+    except OptmemError:
+        return False
+    if raw is None:
+        return False
+    stages = [git.run("show", f":{n}:{path}", check=False) for n in (1, 2, 3)]
+    texts = [res.stdout.replace("\r\n", "\n") if res.returncode == 0 else "" for res in stages]
+    known = {e for text in texts for e in memory.parse(text)[1]}
+    if not set(memory.parse(memory.MARKER_LINE.sub("§", raw.replace("\r\n", "\n")))[1]) <= known:
+        return False
+    mode = target.stat().st_mode & 0o777
+    fsio.atomic_write(target, merge_hot(*texts), mode=mode, within=git.root)
+    git.run("add", "--", path)
+    return True
 
 
 def _conclude(git: _Git) -> None:
