@@ -118,3 +118,28 @@ def test_hot_in_names_the_journal_record_the_other_clone_wrote(tmp_path: Path) -
     sync(one)
     (came,) = sync(two)["hot_in"]
     assert came["text"] == "prefers tabs" and came["journal"] in added["journal"], (came, added)
+
+
+@pytest.mark.long
+def test_two_machines_handoffs_for_one_project_the_hidden_ones_next_is_named(tmp_path: Path) -> None:
+    """Finding 3: each machine wrote a handoff for webapp before syncing; the later is the one
+    `handoff read` and `context` show. Each sync that brings the two together names the other,
+    with its open items — on the machine whose handoff is shown and on the one whose is hidden."""
+    one, two = pair(tmp_path)
+    om(one, "add", "uses pnpm")
+    sync(one), sync(two)
+    om(one, "handoff", "write", "-p", "webapp", "--done", "端口改到 9090", "--next", "更新 nginx")
+    om(two, "handoff", "write", "-p", "webapp", "--done", "staging DNS switched", "--next", "announce in #dev")
+    laptop = om(one, "handoff", "read", "-p", "webapp")["handoffs"][0]["id"]
+    sync(one)
+    desktop_report = sync(two)
+    (beside,) = desktop_report["handoffs_beside"]
+    assert (beside["project"], beside["id"], beside["next"]) == ("webapp", laptop, ["更新 nginx"]), desktop_report
+    told = CLI("--vault", str(one), "sync", env=ENV)  # (what a person reads)
+    assert told.exit_code == 0 and f"id {laptop[-8:]}" in told.stdout and "its next: 更新 nginx" in told.stdout
+    assert "handoff read -p webapp --history 2" in told.stdout
+    assert sync(two)["handoffs_beside"] == []  # said once, by the syncs that brought them together
+    # later: a handoff written after seeing the other's hides nothing unsaid
+    om(one, "handoff", "write", "-p", "webapp", "--next", "更新 nginx", "--next", "announce in #dev")
+    sync(one)
+    assert sync(two)["handoffs_beside"] == []

@@ -88,6 +88,10 @@ class SyncReport:
     # ({id, file}) — in a trusted vault they are rules and hot memory here, so each is named
     hot_in: list[dict[str, Any]] = field(default_factory=list)
     redlines_in: list[dict[str, Any]] = field(default_factory=list)
+    # a project's handoff the view no longer shows because another clone's handoff of the same
+    # domain, written without having seen it, is newer ({project, domain, id, time, next, shown}):
+    # its open items are named here, and `handoff read --history` lists it (`_handoffs_beside`)
+    handoffs_beside: list[dict[str, Any]] = field(default_factory=list)
     noop: bool = False  # nothing to commit, fetch, merge or push
 
     def to_dict(self) -> dict[str, Any]:
@@ -312,8 +316,10 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     # began: what that merge put in (a merge stopped on optmem.toml, finished by hand) came in too
     noted = resumed.get("hot") if resumed else None
     hot_before = {f: set(ids) for f, ids in noted.items()} if noted is not None else memory.entries_now(vault)
+    noted_handoffs = resumed.get("handoffs") if resumed else None
+    handoffs_before = set(noted_handoffs) if noted_handoffs is not None else _handoff_ids(vault)
     before = dict(resumed["before"]) if resumed else _sizes(vault)
-    note = _Note(vault, resumed, before, conflicts_before, hot_before)
+    note = _Note(vault, resumed, before, conflicts_before, hot_before, handoffs_before)
     remote_ref = f"refs/remotes/{remote}/{branch}"
     for attempt in range(PUSH_TRIES):
         say(f"fetching {remote}/{branch}")
@@ -357,10 +363,80 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     _after_merge(vault, git, note.spans, before, report, conflicts_before, say)
     if report.merged:  # entries another clone put in the hot files: named, and journalled as that clone's
         report.hot_in = memory.follow_merge(vault, hot_before)
+        report.handoffs_beside = _handoffs_beside(vault, git, handoffs_before)
     fsio.atomic_write(vault.cache(SYNCED), git.head(), within=vault.root)
     note.done()  # reported: the next sync has nothing to finish
     report.noop = not (report.committed or report.merged or report.pushed or segmented_now)
     return report
+
+
+def _handoff_ids(vault: Vault) -> set[str]:
+    """The ids of the handoff records the log holds (not forgotten)."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        return {r.id for r in idx.handoffs(None, None)}
+
+
+def _handoffs_beside(vault: Vault, git: _Git, before: set[str]) -> list[dict[str, Any]]:
+    """The handoffs a merge put out of view without their open items being seen: of each project
+    and domain a handoff came in for, the latest (what `handoff read` and `context` show) and the
+    latest each other clone wrote (its log folder) — one the shown handoff's writer had not seen
+    when it wrote it (one that only came in now, or one missing from the commit that brought the
+    shown one) is named, with its open items. Two machines that each wrote a handoff for one
+    project before syncing: the later hides the other's "next" from session start, so the sync
+    says it. A question of the log's history only: git answers it, nothing is written."""
+    from optmem.handoff_file import from_row
+    from optmem.index import open_index
+
+    out: list[dict[str, Any]] = []
+    try:
+        with open_index(vault) as idx:
+            rows = idx.handoffs(None, None)  # (newest first)
+            came = {r.id for r in rows} - before
+            for project, domain in sorted({(r.project, r.domain) for r in rows if r.id in came and r.project}):
+                of = [r for r in rows if r.project == project and r.domain == domain]
+                shown = of[0]
+                by_writer: dict[str, Any] = {}  # each clone's latest handoff of the project and domain
+                for r in of:
+                    by_writer.setdefault(_writer_of(idx.file_of(r)), r)
+                for writer, h in by_writer.items():
+                    if h.id == shown.id or writer == _writer_of(idx.file_of(shown)):
+                        continue
+                    if h.id not in came and shown.id not in came:
+                        continue  # (nothing new between them: said by the sync that brought it)
+                    if shown.id not in came or _saw(git, idx.file_of(shown), shown.id, h.id) is False:
+                        said = from_row(idx, h).shown()
+                        out.append(
+                            {
+                                "project": project,
+                                "domain": domain,
+                                "id": h.id,
+                                "time": said.time,
+                                "next": said.next,
+                                "blocked": said.blocked,
+                                "shown": shown.id,
+                            }
+                        )
+    except OptmemError:
+        return out  # (the report says what it could; the handoffs are all in the log)
+    return out
+
+
+def _writer_of(file: str) -> str:
+    """The clone a log file belongs to: its folder under `log/` (LOG.jsonl: the shared log)."""
+    parts = file.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == layout.SEGMENTS else file
+
+
+def _saw(git: _Git, file: str, shown: str, other: str) -> bool | None:
+    """Whether the commit that brought record `shown` into `file` already held record `other`
+    (its writer had it when it wrote `shown`); None when git cannot tell."""
+    first = git.run("log", "--format=%H", "--reverse", "-S", shown, "HEAD", "--", file, check=False).stdout.split()
+    if not first:
+        return None
+    found = git.run("grep", "-q", "-F", other, first[0], "--", "LOG.jsonl", layout.SEGMENTS, check=False)
+    return found.returncode == 0
 
 
 JOURNAL = "sync-merge.json"  # in .cache/: a merge begun, for the sync after an interrupted one
@@ -392,6 +468,7 @@ class _Note:
         before: dict[str, int],
         conflicts: set[str],
         hot: dict[str, set[str]],
+        handoffs: set[str],
     ):
         self.path = vault.cache(JOURNAL)
         self.vault = vault
@@ -399,6 +476,7 @@ class _Note:
             "before": before,
             "conflicts": sorted(conflicts),
             "hot": {f: sorted(ids) for f, ids in hot.items()},  # (`memory.entries_now` before the merge)
+            "handoffs": sorted(handoffs),  # (`_handoff_ids` before the merge)
         }
         # the commits merged, each with its merge base: what they changed in this clone's own
         # folder came in — whatever became of the merge (done, half-written by a git killed with
@@ -441,6 +519,8 @@ def _read_note(vault: Vault) -> dict[str, Any] | None:
         return None
     data["conflicts"] = [c for c in data.get("conflicts") or [] if isinstance(c, str)]
     data["before"] = {k: v for k, v in data["before"].items() if isinstance(v, int)}
+    handoffs = data.get("handoffs")
+    data["handoffs"] = [h for h in handoffs if isinstance(h, str)] if isinstance(handoffs, list) else None
     hot = data.get("hot")  # (none in a note an older optmem wrote: this sync looks from where it begins)
     data["hot"] = (
         {f: [e for e in ids if isinstance(e, str)] for f, ids in hot.items() if isinstance(ids, list)}
