@@ -54,6 +54,9 @@ BY_HAND = (
 MARKER_LINE = re.compile(r"(?m)^(?:<{7}|>{7})(?: .*)?\r?$|^={7}\r?$")
 # front matter: a first line `---`, `key: value` lines (no entry separator among them), a line
 # `---`; LF or CRLF line ends
+# a line that looks like a separator and is none (a separator is a line holding only `§`): the
+# entries on either side of it read as one — `  §  `, `§§`, a Markdown rule (`---`, `***`)
+_LOOKALIKE = re.compile(r"(?m)^(?:[ \t]*§[ \t§]*|[ \t]*(?:-{3,}|\*{3,}|_{3,})[ \t]*)\r?$")
 _FRONT = re.compile(r"\A(---[ \t]*\r?\n(?:(?![ \t]*§[ \t\r]*\n).*?\r?\n)*?---[ \t]*(?:\r?\n|\Z))")
 _LIMIT_LINE = re.compile(r"(?m)^limit[ \t]*:[ \t]*(.*?)[ \t\r]*$")  # (its value read by `_limit_of`)
 TARGETS = ("memory", "user")
@@ -168,6 +171,19 @@ def parse(text: str) -> tuple[str, list[str], bool]:
     entries = [_edges_cut(e).strip() for e in _SPLIT.split(text)]
     # a duplicate entry is dropped on load, as Hermes does
     return front, list(dict.fromkeys(e for e in entries if e)), text.endswith("\n") or not text
+
+
+def lookalike_separators(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of each line of a hot file's text, front matter aside, that looks like
+    a separator and is none — `doctor` says so: the entries around it read as one entry."""
+    m = _FRONT.match(text)
+    skip = text[: m.end()].count("\n") if m else 0
+    lines = text.split("\n")
+    return [
+        (i + 1, line.rstrip("\r"))
+        for i, line in enumerate(lines)
+        if i >= skip and line.rstrip("\r") != "§" and _LOOKALIKE.fullmatch(line)
+    ]
 
 
 def _edges_cut(entry: str) -> str:
