@@ -1215,20 +1215,32 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             "or confirm or reject them"
         )
         return
+    swept = _last_sweep(vault)
     for row, file in stale[:20]:
         report.problems.append(
             Problem(
                 "stale_pending",
                 file,
-                f"pending for more than {s.pending_ttl_days:g} days and "
-                "never swept: confirm or reject it (`optmem pending`), or run `optmem sweep` to cool it "
-                "(`doctor --fix` does)",
+                f"pending for more than {s.pending_ttl_days:g} days and not cooled by a sweep yet "
+                f"(last sweep: {swept}): confirm or reject it (`optmem pending`), or run `optmem sweep` to cool "
+                "it (`doctor --fix` does)",
                 line_of(row.n),  # (its line in its file; `n` is its index key)
                 row.id,
             )
         )
     if len(stale) > 20:
         report.notes.append(f"{len(stale) - 20} more stale pending record(s) not listed")
+
+
+def _last_sweep(vault: Vault) -> str:
+    """When the last sweep ran, as `stats` says it ("never" when none has): a sweep before a
+    guess went stale — or an import, which marks every record it brings as seen — cools nothing
+    of it."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        at = idx.last_sweep()
+    return "never" if at is None else view.iso(at)
 
 
 def _check_purged(vault: Vault, report: Report) -> None:

@@ -68,3 +68,12 @@ def test_a_line_that_looks_like_a_separator_is_noted(cli: Cli, vault: Vault, tmp
     assert len(noted) == 2 and "line 2 ('  §  ')" in noted[0] and "line 4 ('§§')" in noted[1]
     (vault.root / "MEMORY.md").write_text("uses pnpm\n§\nprefers tabs\r\n§\r\nlast\n", "utf-8")
     assert not [n for n in _doctor(cli)[1]["notes"] if "looks like a separator" in n]
+
+
+def test_a_node_of_a_domain_with_no_tree_says_so(cli: Cli, vault: Vault) -> None:
+    """`tree no/such`: the domain has no tree — said beside the bad node id, or alone."""
+    err = cli.json("tree", "no/such", code=2)["error"]
+    assert "'such' is not a node id" in err["message"] and "domain 'no' has no tree" in err["message"]
+    err = cli.json("tree", "no/root", code=1)["error"]
+    assert err["code"] == "not_found" and "domain 'no' has no tree" in err["message"]
+    assert "`optmem compact` makes them" in err["message"]
