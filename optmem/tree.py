@@ -950,7 +950,8 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
         else ""
     )
     if node_id != "root" and not re.match(r"^L\d+-\d+$", node_id):
-        raise UsageError(f"{quote(node_id)} is not a node id (root, L1-0001, …)" + (f"; and {no_tree}" if no_tree else ""))
+        also = f"; and {no_tree}" if no_tree else ""
+        raise UsageError(f"{quote(node_id)} is not a node id (root, L1-0001, …){also}")
     if no_tree:
         raise NotFound(f"no node {quote(ref)}: {no_tree}; see `optmem tree`", node=ref)
     nodes, root, unread = _load(vault.tree_dir(domain))[1:]
