@@ -112,7 +112,7 @@ SUMMARIES = {
     "`optmem conflicts` lists them]",
 }
 SUMMARY_NAMES = 8  # names a summary line lists at most
-HOT_FILES = {"memory": "MEMORY.md", "user": "USER.md"}  # (the project block: its own file)
+HOT_FILES = {"memory": "MEMORY.md", "user": "USER.md", "project": "project-block"}  # (as the elision line names them)
 # a handoff an agent wrote (`origin: agent`): what it says it did is its account, not a checked fact
 BY_AGENT = " (the agent's own report: its “done” items are its claims)"
 FACTS_SHOWN = 30  # the project's current keyed facts listed at most, newest first
@@ -708,12 +708,12 @@ def _elision(sections: list[Section], budget: int, short: bool = False) -> str:
 
 def _left_out(s: Section) -> str:
     """How the elision line counts what was cut of one part: a hot file's entries name their
-    file, and that the last ones listed went (`optmem show` prints them all)."""
+    file, and that the last ones listed went ("the last 9 MEMORY.md entries": `optmem show`
+    prints them all)."""
     if s.name in ("records", "redlines"):
         return f"{s.omitted} {s.name}"
-    if s.name in HOT_FILES or s.name == "project":
-        file = HOT_FILES.get(s.name) or s.title[s.title.rfind("(") + 1 : -1]
-        return f"the last {s.omitted} {file} entr{'y' if s.omitted == 1 else 'ies'} listed (optmem show)"
+    if s.name in HOT_FILES:  # (short: what it says is paid for with the budget)
+        return f"the last {s.omitted} {HOT_FILES[s.name]} entr{'y' if s.omitted == 1 else 'ies'}"
     return f"{s.omitted} {s.name} item(s)"
 
 

@@ -86,7 +86,7 @@ def test_hot_memory_outranks_conflicts_beyond_their_share(cli: Cli, vault: Vault
     share = len("\n".join(lines))
     assert share <= 2000 // 5 and conflicts["summary"]  # within its share: none of its values, one line naming them
     assert out["omitted"]["memory"] > 0  # hot memory is cut only for what does not fit beside that line
-    assert f"the last {out['omitted']['memory']} MEMORY.md entries listed (optmem show)" in str(out["text"])
+    assert f"the last {out['omitted']['memory']} MEMORY.md entries" in str(out["text"])
 
 
 def test_across_domain_notes_and_other_projects_conflicts_leave_hot_memory_and_handoff_in(
