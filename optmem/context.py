@@ -1,7 +1,9 @@
 """`context`: one prompt-ready block for the start of a session, within a character budget.
 
-Parts, highest priority first: current redlines, hot memory (MEMORY.md, USER.md, the project
-block), the project's latest handoff, then the most relevant current records. The block is
+Parts, highest priority first: current redlines, a share of the open conflicts, hot memory
+(MEMORY.md, USER.md, the project block), the project's latest handoff, then the rest of the open
+conflicts, keyed facts, the keys another domain holds otherwise and the most relevant current
+records (`PRIORITY`; what is cut of the conflicts and those keys is named on one line). The block is
 fenced and labelled as recalled reference data, never instructions (`optmem.safety.fence`: stored text
 cannot close or forge the fence). When it does not fit, the
 lowest-priority items go first and an elision line says what was left out; redlines are cut
@@ -29,21 +31,48 @@ class Section:
     """One part of the block, trimmed in place by `fit`. (A plain class, as `Context` is a
     `Value`: `dataclasses` and what it imports cost `context` ~40M instructions, ~12 ms.)"""
 
-    def __init__(self, name: str, title: str, items: list[str], omitted: int = 0, ids: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        title: str,
+        items: list[str],
+        omitted: int = 0,
+        ids: list[str] | None = None,
+        names: list[str] | None = None,
+    ) -> None:
         # redlines | conflicts | across_domains | memory | user | project | handoff | unverified | records | found
         self.name = name
         self.title = title
         self.items = items
         self.omitted = omitted
         self.ids: list[str] = [] if ids is None else ids  # the records behind the items, when they are records
+        # what one line names each item by when items are cut (a conflict's key): the part then
+        # ends with that line (`summary`), kept until only redlines are left to cut
+        self.names = names
+        self.summed = bool(names)
 
     def __repr__(self) -> str:
         return f"Section({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
+    def summary(self) -> str:
+        """The one line that names the items cut from this part ("" when none is to be said)."""
+        if not (self.summed and self.names and self.omitted):
+            return ""
+        cut = list(dict.fromkeys(self.names[len(self.items) :]))
+        if not cut:
+            return ""
+        over = len(cut) - SUMMARY_NAMES
+        named = ", ".join(cut[:SUMMARY_NAMES]) + (f" and {over} more" if over > 0 else "")
+        return _item(SUMMARIES[self.name].format(n=self.omitted, names=named))
+
     def render(self) -> str:
         """`## title`, then one line per item — the fence's structure and its data (`fit` made
-        each item one defused line starting `- `)."""
-        return f"## {self.title}\n" + "\n".join(self.items)
+        each item one defused line starting `- `) — then the line naming what was cut, if any."""
+        tail = self.summary()
+        return f"## {self.title}\n" + "\n".join(self.items + ([tail] if tail else []))
+
+    def shown(self) -> bool:
+        return bool(self.items or self.summary())
 
 
 class Context(Value):
@@ -56,20 +85,34 @@ class Context(Value):
 
 
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
-# what is cut first when the budget is tight: the end of this list
+# what is cut first when the budget is tight: the end of this list. Hot memory outranks every
+# part but the redlines and a share of the open conflicts (`SHARE`): the conflicts beyond that
+# share ("conflicts+") and the keys another domain holds otherwise are cut before the handoff and
+# the records, each part's cut items named on one line (`SUMMARIES`) that stays until only
+# redlines are left to cut.
 PRIORITY = (
     "redlines",
     "conflicts",
-    "across_domains",
     "memory",
     "user",
     "project",
     "handoff",
+    "conflicts+",
     "facts",
     "unverified",
+    "across_domains",
     "records",
     "found",
 )
+SHARE = {"conflicts": 5}  # a part that keeps 1/N of the budget ahead of hot memory (beyond it: "<name>+")
+SUMMARIES = {
+    "conflicts": "[{n} more open conflict(s) left out here: {names} — `optmem conflicts` lists them; "
+    "ask the user before relying on any of these]",
+    "across_domains": "[{n} more key(s) hold a different value in another domain: {names} — "
+    "`optmem conflicts` lists them]",
+}
+SUMMARY_NAMES = 8  # names a summary line lists at most
+HOT_FILES = {"memory": "MEMORY.md", "user": "USER.md", "project": "project-block"}  # (as the elision line names them)
 # a handoff an agent wrote (`origin: agent`): what it says it did is its account, not a checked fact
 BY_AGENT = " (the agent's own report: its “done” items are its claims)"
 FACTS_SHOWN = 30  # the project's current keyed facts listed at most, newest first
@@ -153,21 +196,25 @@ def _said_when(value: dict[str, Any], ok: bool) -> str:
 
 def _conflicts(
     vault: Vault, project: str | None, domain: str | None, *, said: bool = True, mine: str | None = None
-) -> tuple[list[str], int]:
-    """One line per open conflict (of this project and domain, or none): both values with their
-    dates, and the question to settle it with the user — and how many are left out: not `said`
-    (none of them can be in the block: `_crowded`), no line, only how many there are. A conflict
-    of a project other than the block's (`mine`) names its project."""
+) -> Section:
+    """The open conflicts' part: one line per open conflict (of this project and domain, or
+    none): both values with their dates, and the question to settle it with the user — the
+    block's own project's first — each named for the line that says which were cut (`Section.
+    summary`). Not `said` (none of them can be in the block: `_crowded`), no line, only how many
+    there are. A conflict of a project other than the block's (`mine`) names its project — or
+    its values' projects, for a record of no project corrected two ways in another project."""
     from optmem import facts
 
-    out = []
     ours = [
         c
         for c in facts.conflicts(vault, values=said)
         if not ((domain and c.domain != domain) or (project and c.project not in (None, project)))
     ]
     if not said:
-        return [], len(ours)
+        return Section("conflicts", TITLES["conflicts"], [], len(ours))
+    here = project or mine
+    ours.sort(key=lambda c: c.project != here)  # (stable: the block's project's own first, each oldest first)
+    out, names = [], []
     for c in ours:
         shown = c.values[-3:]  # the newest three: a long fork is listed by `optmem conflicts`
         ok = c.passed  # (every line it shows is shown as stored: `OpenConflict.passed`)
@@ -188,8 +235,11 @@ def _conflicts(
             what = f"an entry of {_line(c.file, ok)} was edited two ways ({_line(c.name, ok)})"
         else:
             what = _line(c.key, ok) if c.key is not None else f"id {_line(c.name, ok)} was corrected two ways"
-        if c.project and c.project != (project or mine):  # (several projects' conflicts: whose this one is)
-            what = f"{what} (project {_line(c.project, ok)})"
+        # several projects' conflicts: whose this one is — its own project, else its values'
+        # (two corrections written in 数据平台 of a record of no project are 数据平台's question)
+        theirs = [c.project] if c.project else [v.get("project") for v in c.values if v.get("project")]
+        theirs = list(dict.fromkeys(p for p in theirs if p != here))
+        whose = f" (project {', '.join(_line(str(p), ok) for p in theirs)})" if theirs else ""
         # where each value came from: "you were told" only when every value was said in the
         # conversation — none found outside it, none an agent's inference, none a guess (`view.said`)
         told_all = all(
@@ -197,17 +247,19 @@ def _conflicts(
         )
         lead = "you were told" if told_all else "the values are"
         out.append(
-            f"- {what}: {lead} {told}{more} — which is right now? Ask the user, then "
+            f"- {what}{whose}: {lead} {told}{more} — which is right now? Ask the user, then "
             f"`optmem resolve {_line(c.name, ok)} --keep ID`"
         )
-    return out, 0
+        names.append(_line(c.name, ok) + whose)
+    return Section("conflicts", TITLES["conflicts"], out, names=names)
 
 
-def _split(vault: Vault, project: str | None, domain: str | None, *, said: bool = True) -> tuple[list[str], int]:
-    """One line per key with a different current value in two or more domains (`facts.splits`;
-    `conflicts --json` lists them apart, `across_domains`, outside its `count`), and how many are
-    left out when not `said`. A domain filter is exact (SPEC §6.6): under `--domain` only that
-    domain's value is told, and the other domains' named by id."""
+def _split(vault: Vault, project: str | None, domain: str | None, *, said: bool = True) -> Section:
+    """The part of keys with a different current value in two or more domains (`facts.splits`;
+    `conflicts --json` lists them apart, `across_domains`, outside its `count`): one line per
+    key, each named for the line that says which were cut — or, not `said`, only how many. A
+    domain filter is exact (SPEC §6.6): under `--domain` only that domain's value is told, and the
+    other domains' named by id."""
     from optmem import facts
 
     split = [
@@ -219,8 +271,8 @@ def _split(vault: Vault, project: str | None, domain: str | None, *, said: bool 
         )
     ]
     if not said:
-        return [], len(split)
-    out = []
+        return Section("across_domains", TITLES["across_domains"], [], len(split))
+    out, names = [], []
     for sk in split:
         mine = [v for v in sk.values if not domain or v["domain"] == domain]
         others = [v for v in sk.values if domain and v["domain"] != domain]
@@ -228,17 +280,19 @@ def _split(vault: Vault, project: str | None, domain: str | None, *, said: bool 
             f"“{_line(v['text'][:160])}” ({_line(v['domain'])}, {_line(v['ts'])[:10]}, id {_id(v['id'], False)})"
             for v in mine[-3:]
         )
+        whose = f" (project {_line(sk.project)})" if sk.project and sk.project != project else ""
         if others:
             ids = ", ".join(_id(v["id"], False) for v in others[-3:])
-            where = f"{_line(sk.key)} is {told}; another domain holds a different value (id {ids})"
+            where = f"{_line(sk.key)}{whose} is {told}; another domain holds a different value (id {ids})"
         else:
             n = len({v["domain"] for v in sk.values})
-            where = f"{_line(sk.key)} holds a different current value in {n} domains: {told}"
+            where = f"{_line(sk.key)}{whose} holds a different current value in {n} domains: {told}"
         out.append(
             f"- {where} — each domain keeps its own; if they are one fact, ask the user which is right now, then "
             "`optmem correct ID TEXT` the stale one"
         )
-    return out, 0
+        names.append(_line(sk.key) + whose)
+    return Section("across_domains", TITLES["across_domains"], out, names=names)
 
 
 def _hot(
@@ -580,8 +634,8 @@ def build(
     crowded = _crowded(rules, budget) if vault.trusted else False
     sections = [
         Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
-        Section("conflicts", TITLES["conflicts"], *_conflicts(vault, own, domain, said=not crowded, mine=project)),
-        Section("across_domains", TITLES["across_domains"], *_split(vault, own, domain, said=not crowded)),
+        _conflicts(vault, own, domain, said=not crowded, mine=project),
+        _split(vault, own, domain, said=not crowded),
         Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings, scope, stale_only=not hot)),
         Section("user", TITLES["user"], _hot(vault, "user", None, warnings, scope, stale_only=not hot)),
     ]
@@ -648,12 +702,23 @@ def _elision(sections: list[Section], budget: int, short: bool = False) -> str:
             + (f", {red} of them redlines" if red else "")
             + "]"
         )
-    parts = [f"{n} {name}" if name in ("records", "redlines") else f"{n} {name} item(s)" for name, n in cut]
+    parts = [_left_out(s) for s in sections if s.omitted]
     return f"[… left out to fit {budget:,} characters: {', '.join(parts)}]"
 
 
+def _left_out(s: Section) -> str:
+    """How the elision line counts what was cut of one part: a hot file's entries name their
+    file, and that the last ones listed went ("the last 9 MEMORY.md entries": `optmem show`
+    prints them all)."""
+    if s.name in ("records", "redlines"):
+        return f"{s.omitted} {s.name}"
+    if s.name in HOT_FILES:  # (short: what it says is paid for with the budget)
+        return f"the last {s.omitted} {HOT_FILES[s.name]} entr{'y' if s.omitted == 1 else 'ies'}"
+    return f"{s.omitted} {s.name} item(s)"
+
+
 def _assemble(sections: list[Section], budget: int, short: bool = False) -> str:
-    parts = [OPEN] + [s.render() for s in sections if s.items]
+    parts = [OPEN] + [s.render() for s in sections if s.shown()]
     elision = _elision(sections, budget, short)
     if elision:
         parts.append(elision)
@@ -667,6 +732,27 @@ def _item(text: str) -> str:
     return item if item.startswith("- ") else f"- {item}"
 
 
+def _rank(s: Section, budget: int) -> int:
+    """Where a part stands in `PRIORITY` now: a part with a share (`SHARE`) of the budget
+    longer than its share stands as "<name>+", cut before the handoff, down to its share."""
+    if s.name in SHARE and len(s.render()) > budget // SHARE[s.name]:
+        return PRIORITY.index(f"{s.name}+")
+    return PRIORITY.index(s.name)
+
+
+def _victim(sections: list[Section], budget: int) -> Section | None:
+    """The part to cut an item from next: of the lowest rank (of two parts of one kind — two
+    agents' handoffs — the later, older one); once only redlines are left, a part's line naming
+    what was cut of it, then the redlines."""
+    cut = [(_rank(s, budget), i, s) for i, s in enumerate(sections) if s.items and s.name != "redlines"]
+    if cut:
+        return max(cut, key=lambda c: c[:2])[2]
+    said = [(PRIORITY.index(s.name), i, s) for i, s in enumerate(sections) if s.summary()]
+    if said:
+        return max(said, key=lambda c: c[:2])[2]
+    return next((s for s in sections if s.items), None)
+
+
 def fit(sections: list[Section], budget: int) -> Context:
     """Drop the lowest-priority items until the block fits; say what was dropped (in a shorter
     line when even the list of what was dropped would not fit). Every title is made one line,
@@ -675,16 +761,17 @@ def fit(sections: list[Section], budget: int) -> Context:
     measured is what is printed."""
     for s in sections:
         s.title, s.items = heading(s.title), [_item(i) for i in s.items]
-    # (of two parts of one kind — two agents' handoffs — the later, older one is cut first)
-    order = sorted(sections, key=lambda s: (PRIORITY.index(s.name), sections.index(s)), reverse=True)
     text = _assemble(sections, budget)
     while len(text) > budget:
-        victim = next((s for s in order if s.items), None)
+        victim = _victim(sections, budget)
         if victim is None:
             text = _assemble(sections, budget, short=True)
             break
-        victim.items.pop()
-        victim.omitted += 1
+        if victim.items:
+            victim.items.pop()
+            victim.omitted += 1
+        else:  # (only redlines are left to cut: the lines naming what was cut go first)
+            victim.summed = False
         text = _assemble(sections, budget)
     if len(text) > budget:
         # the line saying what was left out quotes the budget, so the least that fits is the
@@ -700,7 +787,11 @@ def fit(sections: list[Section], budget: int) -> Context:
         text=text,
         chars=len(text),
         budget=budget,
-        sections=[{"name": s.name, "title": s.title, "items": s.items, "omitted": s.omitted} for s in sections],
+        sections=[
+            {"name": s.name, "title": s.title, "items": s.items, "omitted": s.omitted}
+            | ({"summary": tail} if (tail := s.summary()) else {})
+            for s in sections
+        ],
         omitted={
             n: sum(s.omitted for s in sections if s.name == n)
             for n in dict.fromkeys(s.name for s in sections if s.omitted)

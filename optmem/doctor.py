@@ -177,6 +177,24 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+# fields a record reads only as a string: another value reads as the field unset (`record.parse_line`)
+AS_UNSET = {
+    "kind": "kind `note`",
+    "tier": "tier `normal`",
+    "key": "no key",
+    "domain": "domain `default`",
+    "project": "no project",
+    "source": "no source",
+}
+
+
+def _not_strings(body: bytes) -> dict[str, Any]:
+    """The fields of `AS_UNSET` a log line holds as something other than a string (`"kind": 5`,
+    typed by hand): read as unset, said by doctor — an export keeps them as they are."""
+    obj = json.loads(body)
+    return {f: obj[f] for f in AS_UNSET if f in obj and obj[f] is not None and type(obj[f]) is not str}
+
+
 def _scan_file(
     name: str,
     theirs: bool,
@@ -260,6 +278,17 @@ def _scan_file(
                     name,
                     f"{unit} {json.dumps(value, ensure_ascii=False)[:40]} is not a number from 0 to 1, "
                     f"so the record has the default {unit}; edit it (e.g. 0.8) or remove the field",
+                    n,
+                    rec.id,
+                )
+            )
+        for named, value in _not_strings(body).items():
+            report.problems.append(
+                Problem(
+                    "bad_value",
+                    name,
+                    f"{named} {json.dumps(value, ensure_ascii=False)[:40]} is {_json_kind(value)}, not a string, so "
+                    f"the record reads as having {AS_UNSET[named]}; write it as a string or remove the field",
                     n,
                     rec.id,
                 )
@@ -440,17 +469,33 @@ def _check_hot(vault: Vault, report: Report, journals: dict[str, dict[str, tuple
         if hot.conflicted:
             # what sits between the markers is neither side's entries yet: nothing to journal, and
             # `--fix` rightly leaves the file alone — the advice is the merge, then doctor again
+            again = (
+                "`optmem sync` merges it again entry by entry, as the merge driver would (git holds it "
+                "unmerged); or by hand: "
+                if gitstate.unmerged(hot.path)
+                else ""
+            )
             report.problems.append(
                 Problem(
                     "merge_conflict",
                     hot.name,
-                    "holds git's conflict markers (<<<<<<< … >>>>>>>): keep the "
-                    "entries you want and delete the marker lines (`--fix` cannot choose for you: it "
+                    f"holds git's conflict markers (<<<<<<< … >>>>>>>): {again}{memory.BY_HAND} "
+                    "(`--fix` cannot choose for you: it "
                     "leaves a file mid-merge alone, and its entries are compared with the journal once the "
                     "markers are gone — run `optmem doctor` again then); `optmem init` (once in every "
                     "clone: git does not copy the driver) sets up the merge driver, so hot files merge "
                     "entry by entry",
                 )
+            )
+        try:
+            raw = fsio.read_text(hot.path, within=vault.root) or ""
+        except OptmemError:
+            raw = ""
+        for n, said in memory.lookalike_separators(raw)[:10]:
+            report.notes.append(
+                f"{hot.name} line {n} ({said!r}) looks like a separator but is none — a separator is a "
+                "line holding only `§` — so the entries above and below it read as one entry (`optmem show` "
+                "shows them as one); make it `§` to part them, or leave it if it belongs to the entry"
             )
         if hot.bad_limit:  # the default is used meanwhile: said, not passed over
             report.problems.append(Problem("bad_hot_file", hot.name, hot.bad_limit.partition(": ")[2]))
@@ -847,6 +892,10 @@ def _check_lost(vault: Vault, report: Report) -> int:
                         Problem("records_gone", file, f"{item['message']} — still gone: {', '.join(ids[:20])}")
                     )
                     n += 1
+            elif item.get("what") == "changed":  # records rewritten in place: their earlier words are gone
+                ids = [i for i in item.get("ids") or [] if isinstance(i, str)]
+                report.problems.append(Problem("records_changed", file, f"{item['message']} — {', '.join(ids[:20])}"))
+                n += 1
             elif item.get("what") == "purged":  # a purge elsewhere, by its commit's word: noted, no problem
                 ids = [i for i in item.get("ids") or [] if isinstance(i, str) and idx.by_id(i) is None]
                 if ids:
@@ -1166,20 +1215,32 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             "or confirm or reject them"
         )
         return
+    swept = _last_sweep(vault)
     for row, file in stale[:20]:
         report.problems.append(
             Problem(
                 "stale_pending",
                 file,
-                f"pending for more than {s.pending_ttl_days:g} days and "
-                "never swept: confirm or reject it (`optmem pending`), or run `optmem sweep` to cool it "
-                "(`doctor --fix` does)",
+                f"pending for more than {s.pending_ttl_days:g} days and not cooled by a sweep yet "
+                f"(last sweep: {swept}): confirm or reject it (`optmem pending`), or run `optmem sweep` to cool "
+                "it (`doctor --fix` does)",
                 line_of(row.n),  # (its line in its file; `n` is its index key)
                 row.id,
             )
         )
     if len(stale) > 20:
         report.notes.append(f"{len(stale) - 20} more stale pending record(s) not listed")
+
+
+def _last_sweep(vault: Vault) -> str:
+    """When the last sweep ran, as `stats` says it ("never" when none has): a sweep before a
+    guess went stale — or an import, which marks every record it brings as seen — cools nothing
+    of it."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        at = idx.last_sweep()
+    return "never" if at is None else view.iso(at)
 
 
 def _check_purged(vault: Vault, report: Report) -> None:

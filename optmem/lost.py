@@ -132,6 +132,29 @@ def _held_in(conn: sqlite3.Connection, schema: str = "main") -> list[str]:
     ]
 
 
+def _changed_in(conn: sqlite3.Connection) -> list[str]:
+    """The records (bookkeeping lines aside) of the index attached as `old` whose text the new
+    index (`main`) reads otherwise: same id, no line of it with the same fingerprint — a record
+    changed in place (`sed s/8080/8081/`), its earlier words gone from the log. Compared only
+    between indexes of one schema: another optmem may fingerprint the same words otherwise."""
+    from optmem.record import BOOKKEEPING
+
+    schemas = [conn.execute(f"SELECT v FROM {db}.meta WHERE k = 'schema'").fetchone() for db in ("main", "old")]
+    if schemas[0] is None or schemas[0] != schemas[1]:
+        return []
+    marks = ",".join("?" * len(BOOKKEEPING))
+    return [
+        rid
+        for (rid,) in conn.execute(
+            f"SELECT DISTINCT o.id FROM old.rec o WHERE o.kind NOT IN ({marks}) "
+            "AND EXISTS (SELECT 1 FROM main.rec m WHERE m.id = o.id) "
+            "AND NOT EXISTS (SELECT 1 FROM main.rec m WHERE m.id = o.id AND m.fp IS o.fp) ORDER BY o.n",
+            BOOKKEEPING,
+        )
+        if isinstance(rid, str)
+    ]
+
+
 def _held(vault: Vault) -> list[str]:
     """The ids `held` keeps (none when it is missing or cannot be read)."""
     out: list[str] = []
@@ -161,10 +184,12 @@ def left_the_log(vault: Vault, new: Path) -> None:
         conn = sqlite3.connect(str(new))
         try:
             now = set(_held_in(conn))
+            changed: list[str] = []
             if old.is_file():
                 try:
                     conn.execute("ATTACH DATABASE ? AS old", (str(old),))
                     held += _held_in(conn, "old")
+                    changed = _changed_in(conn)
                 except sqlite3.Error:
                     pass  # an old index of another schema, or unreadable: the ids kept are compared
             gone = sorted(set(held) - now)
@@ -180,6 +205,22 @@ def left_the_log(vault: Vault, new: Path) -> None:
             conn.close()
     except sqlite3.Error:
         return  # a new index that cannot be read: nothing to compare
+    if changed:
+        message = (
+            f"{len(changed):,} record(s) say something else than when the index last read them "
+            f"({short_ids(changed)}): {'the log' if vault.segmented else 'LOG.jsonl'} was edited outside optmem, and "
+            "what they said before is no longer in it — restore it from git or a backup if that was not meant; to "
+            "change what a record says, `optmem correct ID TEXT` keeps both; `optmem doctor --fix` clears this note"
+        )
+        _note(
+            vault,
+            {
+                "what": "changed",
+                "file": "the log" if vault.segmented else "LOG.jsonl",
+                "ids": changed,
+                "message": message,
+            },
+        )
     if gone:
         hashes = purged_hashes(vault)
         vault.left_with_purge = [rid for rid in gone if rid.upper() in vault.purged_elsewhere]

@@ -47,9 +47,18 @@ _SPLIT = re.compile(r"\r?\n§\r?\n")
 # what entry text may not hold: any line that is `§`, even with spaces around it
 _SEPARATOR_LINE = re.compile(r"(?m)^[ \t]*§[ \t\r]*$")
 # git's conflict markers, left in a hot file by a merge without the merge driver
-_MARKER_LINE = re.compile(r"(?m)^(?:<{7}|>{7})(?: .*)?\r?$|^={7}\r?$")
+# how a person finishes a hot file's merge by hand: the marker lines alone deleted leave the two
+# sides' versions of an entry edited both ways joined into one entry (each is a line of it)
+BY_HAND = (
+    "keep the entries you want, with a line holding only `§` between each two, and delete the marker "
+    "lines (deleting the marker lines alone joins the two sides' entries into one)"
+)
+MARKER_LINE = re.compile(r"(?m)^(?:<{7}|>{7})(?: .*)?\r?$|^={7}\r?$")
 # front matter: a first line `---`, `key: value` lines (no entry separator among them), a line
 # `---`; LF or CRLF line ends
+# a line that looks like a separator and is none (a separator is a line holding only `§`): the
+# entries on either side of it read as one — `  §  `, `§§`, a Markdown rule (`---`, `***`)
+_LOOKALIKE = re.compile(r"(?m)^(?:[ \t]*§[ \t§]*|[ \t]*(?:-{3,}|\*{3,}|_{3,})[ \t]*)\r?$")
 _FRONT = re.compile(r"\A(---[ \t]*\r?\n(?:(?![ \t]*§[ \t\r]*\n).*?\r?\n)*?---[ \t]*(?:\r?\n|\Z))")
 _LIMIT_LINE = re.compile(r"(?m)^limit[ \t]*:[ \t]*(.*?)[ \t\r]*$")  # (its value read by `_limit_of`)
 TARGETS = ("memory", "user")
@@ -166,6 +175,19 @@ def parse(text: str) -> tuple[str, list[str], bool]:
     return front, list(dict.fromkeys(e for e in entries if e)), text.endswith("\n") or not text
 
 
+def lookalike_separators(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of each line of a hot file's text, front matter aside, that looks like
+    a separator and is none — `doctor` says so: the entries around it read as one entry."""
+    m = _FRONT.match(text)
+    skip = text[: m.end()].count("\n") if m else 0
+    lines = text.split("\n")
+    return [
+        (i + 1, line.rstrip("\r"))
+        for i, line in enumerate(lines)
+        if i >= skip and line.rstrip("\r") != "§" and _LOOKALIKE.fullmatch(line)
+    ]
+
+
 def _edges_cut(entry: str) -> str:
     """An entry without the lines holding only `§` at its start and end."""
     lines = entry.split("\n")
@@ -208,11 +230,11 @@ def _parsed(vault: Vault, target: str, project: str | None, data: bytes | None) 
     """A hot file read from `data`, the bytes it holds (None: there is no file)."""
     label, name, path, limit_key = _resolve(vault, target, project)
     raw = "" if data is None else fsio.decode(data, str(path))
-    conflicted = _MARKER_LINE.search(raw) is not None
+    conflicted = MARKER_LINE.search(raw) is not None
     # both sides of an unresolved merge, without the markers (never print a marker into a prompt),
     # each marker line a boundary between entries: a side is never joined to the other into one
     # entry (`conflicted` says the file holds both; its readers warn)
-    front, entries, final_newline = parse(_MARKER_LINE.sub("§", raw) if conflicted else raw)
+    front, entries, final_newline = parse(MARKER_LINE.sub("§", raw) if conflicted else raw)
     if conflicted:
         sides = (part.strip() for e in entries for part in _SEPARATOR_LINE.split(e))
         entries = list(dict.fromkeys(part for part in sides if part))
@@ -411,12 +433,27 @@ def follow_merge(vault: Vault, before: dict[str, set[str]]) -> list[dict[str, An
             added = [c for c in drifted if c.op == "add" and c.entry is not None and c.entry.id in new]
             ids = _journal(vault, hot, project, added, domain=None, source="drift", origin="sync", newest=newest)
             journalled = {c.entry.id: rid for c, rid in zip(added, ids, strict=False) if c.entry is not None}
+            journalled = {**_journalled(vault, hot.name, [e for e in new if e not in journalled]), **journalled}
             came += [
                 {"file": hot.name, "entry": e, "text": text, "journal": journalled.get(e)} for e, text in new.items()
             ]
         with open_index(vault) as idx:  # what the merge made of the files is followed: no read journals it again
             idx.note_hot(state)
     return came
+
+
+def _journalled(vault: Vault, file: str, entries: list[str]) -> dict[str, str]:
+    """entry id → the id of its last journal record (`hot:<file>:<entry>`), for those of
+    `entries` the log journals: an entry another clone's optmem added, or its hand edit that
+    clone journalled, came with its record."""
+    from optmem.index import open_index
+
+    if not entries:
+        return {}
+    keys = {f"hot:{file}:{e}": e for e in entries}
+    with open_index(vault) as idx:
+        rows = idx.rows(f"r.key IN ({', '.join('?' * len(keys))}) ORDER BY r.ts, r.n", list(keys))
+    return {keys[r.key]: r.id for r in rows if r.key in keys}  # (the last one wins)
 
 
 def follow_edit(
@@ -1244,7 +1281,8 @@ def _writable(vault: Vault, target: str, project: str | None) -> HotFile:
     if hot.conflicted:
         raise MergeConflict(
             f"{hot.name} still holds git's conflict markers (<<<<<<< … >>>>>>>); resolve the merge "
-            "by hand (keep the entries you want, delete the marker lines), or install the merge "
+            "(`optmem sync` merges it entry by entry while git holds it unmerged; "
+            f"by hand: {BY_HAND}), or install the merge "
             "driver (`optmem init` in the clone, or `optmem hooks install`) so it does not happen again; "
             "nothing was written",
             file=hot.name,
@@ -1418,8 +1456,9 @@ class Shown(Value):
         if self.conflicted:
             return (
                 f"{self.file} is mid-merge (git's conflict markers): both sides' entries are shown, each "
-                "on its own, and they may contradict each other — keep the ones that are right and delete "
-                "the marker lines (`optmem doctor` says how); until then writes to it are refused"
+                "on its own, and they may contradict each other — keep the ones that are right, each two "
+                "apart by a line holding only `§`, and delete the marker lines (`optmem doctor` says how); "
+                "until then writes to it are refused"
             )
         if not self.unreadable:
             return self.bad_limit

@@ -939,8 +939,21 @@ def get_node(vault: Vault, ref: str) -> dict[str, Any]:
     if not node_id:
         raise UsageError(f"name a node as DOMAIN/NODE, e.g. hermes/root or hermes/L1-0001, not {quote(ref)}")
     validate_name(domain, "domain")
+    tree_root = vault.root / "tree"
+    trees = sorted(p.name for p in tree_root.iterdir() if p.is_dir()) if tree_root.is_dir() else []
+    # a domain with no tree is said first or beside a bad node id: "no/such" names neither
+    no_tree = (
+        f"domain {quote(domain)} has no tree ("
+        + (f"domains with one: {', '.join(trees[:10])}" if trees else "none has one yet: `optmem compact` makes them")
+        + ")"
+        if domain not in trees
+        else ""
+    )
     if node_id != "root" and not re.match(r"^L\d+-\d+$", node_id):
-        raise UsageError(f"{quote(node_id)} is not a node id (root, L1-0001, …)")
+        also = f"; and {no_tree}" if no_tree else ""
+        raise UsageError(f"{quote(node_id)} is not a node id (root, L1-0001, …){also}")
+    if no_tree:
+        raise NotFound(f"no node {quote(ref)}: {no_tree}; see `optmem tree`", node=ref)
     nodes, root, unread = _load(vault.tree_dir(domain))[1:]
     node = root if node_id == "root" else nodes.get(node_id)
     name = f"{node_id}.md"

@@ -79,12 +79,11 @@ def _everything(vault: Vault, budget: int) -> str:
     `context.build` must print whatever it leaves unread."""
     now = clock.now().timestamp()
     rules, more = context._redlines(vault, None, now, 10**9)
-    conflicts, _ = context._conflicts(vault, None, None)
     (items, _), (found, _) = context._records(vault, None, None, None, now)
     assert more == 0
     sections = [
         Section("redlines", TITLES["redlines"], rules),
-        Section("conflicts", TITLES["conflicts"], conflicts),
+        context._conflicts(vault, None, None),
         Section("memory", TITLES["memory"], context._hot(vault, "memory", None, [], (None, None))),
         Section("user", TITLES["user"], context._hot(vault, "user", None, [], (None, None))),
         Section("records", TITLES["records"], items),

@@ -293,6 +293,8 @@ def test_expired_and_unconfirmed_records_cool_after_their_grace(cli, vault, vaul
     at(monkeypatch, "2026-02-15T00:00:00Z")
     report = cli.json("doctor", code=1)
     assert [(p["code"], p["id"]) for p in report["problems"]] == [("stale_pending", guess)]
+    said = report["problems"][0]["message"]  # (a sweep ran, before it went stale: "never swept" was wrong)
+    assert "not cooled by a sweep yet (last sweep: 2026-01-20T00:00:00Z)" in said and "never" not in said
     lines = (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()
     assert guess in lines[report["problems"][0]["line"] - 1]  # its line in the file, as every problem's
     fixed = cli.json("doctor", "--fix")

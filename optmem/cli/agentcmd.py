@@ -270,6 +270,18 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
             for h in r.over_budget
         ]
         out += [f"kept this clone's {p} (rebuilt from the log)" for p in r.kept_ours]
+        out += [
+            f"merged {p} again entry by entry (git's line merge had left it mid-merge): an entry edited on "
+            "both sides is two entries now — `optmem conflicts` names them"
+            for p in r.hot_merged
+        ]
+        out += [
+            f"{h['project']}: the handoff of {h['time']} ({h['domain']}, id {h['id'][-8:]}) is no longer the one "
+            f"shown — a newer one written without seeing it is (id {h['shown'][-8:]}); its next: "
+            + ("; ".join(h["next"]) or "(none)")
+            + f" — `optmem handoff read -p {h['project']} --history 2`"
+            for h in r.handoffs_beside
+        ]
         return "\n".join(out)
 
     emit(json_out, r.to_dict(), human)

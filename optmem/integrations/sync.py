@@ -74,6 +74,9 @@ class SyncReport:
     new_conflicts: list[dict[str, Any]] = field(default_factory=list)  # conflicts the merge made
     over_budget: list[dict[str, Any]] = field(default_factory=list)  # hot files over their limit after it
     kept_ours: list[str] = field(default_factory=list)  # derived files both sides changed: ours kept
+    # hot files git's own line merge left with conflict markers (its fallback when the driver
+    # cannot run): merged again here entry by entry, as the driver merges them (`_remerge_hot`)
+    hot_merged: list[str] = field(default_factory=list)
     untracked_local: list[str] = field(default_factory=list)  # .cache/ and .clone/ files git tracked: taken out
     purged_again: int = 0  # records this clone purged that a merge brought back: dropped again
     nodes_dropped: list[str] = field(default_factory=list)  # tree nodes a merge brought back quoting those
@@ -85,6 +88,10 @@ class SyncReport:
     # ({id, file}) — in a trusted vault they are rules and hot memory here, so each is named
     hot_in: list[dict[str, Any]] = field(default_factory=list)
     redlines_in: list[dict[str, Any]] = field(default_factory=list)
+    # a project's handoff the view no longer shows because another clone's handoff of the same
+    # domain, written without having seen it, is newer ({project, domain, id, time, next, shown}):
+    # its open items are named here, and `handoff read --history` lists it (`_handoffs_beside`)
+    handoffs_beside: list[dict[str, Any]] = field(default_factory=list)
     noop: bool = False  # nothing to commit, fetch, merge or push
 
     def to_dict(self) -> dict[str, Any]:
@@ -305,9 +312,14 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
 
     follow.follow_hot(vault)  # this clone's own edits of its hot files, journalled as its own before the merge
     report.committed = _commit(git, vault, say) or dropped or resumed_drop
-    hot_before = memory.entries_now(vault)
+    # the hot files' entries before the merge — an interrupted sync's, taken before its merge
+    # began: what that merge put in (a merge stopped on optmem.toml, finished by hand) came in too
+    noted = resumed.get("hot") if resumed else None
+    hot_before = {f: set(ids) for f, ids in noted.items()} if noted is not None else memory.entries_now(vault)
+    noted_handoffs = resumed.get("handoffs") if resumed else None
+    handoffs_before = set(noted_handoffs) if noted_handoffs is not None else _handoff_ids(vault)
     before = dict(resumed["before"]) if resumed else _sizes(vault)
-    note = _Note(vault, resumed, before, conflicts_before)
+    note = _Note(vault, resumed, before, conflicts_before, hot_before, handoffs_before)
     remote_ref = f"refs/remotes/{remote}/{branch}"
     for attempt in range(PUSH_TRIES):
         say(f"fetching {remote}/{branch}")
@@ -351,10 +363,80 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
     _after_merge(vault, git, note.spans, before, report, conflicts_before, say)
     if report.merged:  # entries another clone put in the hot files: named, and journalled as that clone's
         report.hot_in = memory.follow_merge(vault, hot_before)
+        report.handoffs_beside = _handoffs_beside(vault, git, handoffs_before)
     fsio.atomic_write(vault.cache(SYNCED), git.head(), within=vault.root)
     note.done()  # reported: the next sync has nothing to finish
     report.noop = not (report.committed or report.merged or report.pushed or segmented_now)
     return report
+
+
+def _handoff_ids(vault: Vault) -> set[str]:
+    """The ids of the handoff records the log holds (not forgotten)."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        return {r.id for r in idx.handoffs(None, None)}
+
+
+def _handoffs_beside(vault: Vault, git: _Git, before: set[str]) -> list[dict[str, Any]]:
+    """The handoffs a merge put out of view without their open items being seen: of each project
+    and domain a handoff came in for, the latest (what `handoff read` and `context` show) and the
+    latest each other clone wrote (its log folder) — one the shown handoff's writer had not seen
+    when it wrote it (one that only came in now, or one missing from the commit that brought the
+    shown one) is named, with its open items. Two machines that each wrote a handoff for one
+    project before syncing: the later hides the other's "next" from session start, so the sync
+    says it. A question of the log's history only: git answers it, nothing is written."""
+    from optmem.handoff_file import from_row
+    from optmem.index import open_index
+
+    out: list[dict[str, Any]] = []
+    try:
+        with open_index(vault) as idx:
+            rows = idx.handoffs(None, None)  # (newest first)
+            came = {r.id for r in rows} - before
+            for project, domain in sorted({(r.project, r.domain) for r in rows if r.id in came and r.project}):
+                of = [r for r in rows if r.project == project and r.domain == domain]
+                shown = of[0]
+                by_writer: dict[str, Any] = {}  # each clone's latest handoff of the project and domain
+                for r in of:
+                    by_writer.setdefault(_writer_of(idx.file_of(r)), r)
+                for writer, h in by_writer.items():
+                    if h.id == shown.id or writer == _writer_of(idx.file_of(shown)):
+                        continue
+                    if h.id not in came and shown.id not in came:
+                        continue  # (nothing new between them: said by the sync that brought it)
+                    if shown.id not in came or _saw(git, idx.file_of(shown), shown.id, h.id) is False:
+                        said = from_row(idx, h).shown()
+                        out.append(
+                            {
+                                "project": project,
+                                "domain": domain,
+                                "id": h.id,
+                                "time": said.time,
+                                "next": said.next,
+                                "blocked": said.blocked,
+                                "shown": shown.id,
+                            }
+                        )
+    except OptmemError:
+        return out  # (the report says what it could; the handoffs are all in the log)
+    return out
+
+
+def _writer_of(file: str) -> str:
+    """The clone a log file belongs to: its folder under `log/` (LOG.jsonl: the shared log)."""
+    parts = file.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == layout.SEGMENTS else file
+
+
+def _saw(git: _Git, file: str, shown: str, other: str) -> bool | None:
+    """Whether the commit that brought record `shown` into `file` already held record `other`
+    (its writer had it when it wrote `shown`); None when git cannot tell."""
+    first = git.run("log", "--format=%H", "--reverse", "-S", shown, "HEAD", "--", file, check=False).stdout.split()
+    if not first:
+        return None
+    found = git.run("grep", "-q", "-F", other, first[0], "--", "LOG.jsonl", layout.SEGMENTS, check=False)
+    return found.returncode == 0
 
 
 JOURNAL = "sync-merge.json"  # in .cache/: a merge begun, for the sync after an interrupted one
@@ -379,10 +461,23 @@ class _Note:
     log files' sizes, the open conflicts), the commits it merges, and git's process id — what
     the next sync needs to finish an interrupted one and report what came in."""
 
-    def __init__(self, vault: Vault, resumed: dict[str, Any] | None, before: dict[str, int], conflicts: set[str]):
+    def __init__(
+        self,
+        vault: Vault,
+        resumed: dict[str, Any] | None,
+        before: dict[str, int],
+        conflicts: set[str],
+        hot: dict[str, set[str]],
+        handoffs: set[str],
+    ):
         self.path = vault.cache(JOURNAL)
         self.vault = vault
-        self.data: dict[str, Any] = {"before": before, "conflicts": sorted(conflicts)}
+        self.data: dict[str, Any] = {
+            "before": before,
+            "conflicts": sorted(conflicts),
+            "hot": {f: sorted(ids) for f, ids in hot.items()},  # (`memory.entries_now` before the merge)
+            "handoffs": sorted(handoffs),  # (`_handoff_ids` before the merge)
+        }
         # the commits merged, each with its merge base: what they changed in this clone's own
         # folder came in — whatever became of the merge (done, half-written by a git killed with
         # the sync and committed as this clone's, or done again)
@@ -424,6 +519,14 @@ def _read_note(vault: Vault) -> dict[str, Any] | None:
         return None
     data["conflicts"] = [c for c in data.get("conflicts") or [] if isinstance(c, str)]
     data["before"] = {k: v for k, v in data["before"].items() if isinstance(v, int)}
+    handoffs = data.get("handoffs")
+    data["handoffs"] = [h for h in handoffs if isinstance(h, str)] if isinstance(handoffs, list) else None
+    hot = data.get("hot")  # (none in a note an older optmem wrote: this sync looks from where it begins)
+    data["hot"] = (
+        {f: [e for e in ids if isinstance(e, str)] for f, ids in hot.items() if isinstance(ids, list)}
+        if isinstance(hot, dict)
+        else None
+    )
     spans = data.get("spans")
     spans = spans if isinstance(spans, list) else []
     data["spans"] = [s for s in spans if isinstance(s, list) and len(s) == 2 and all(isinstance(c, str) for c in s)]
@@ -510,6 +613,9 @@ def _settle_derived(git: _Git, report: SyncReport) -> None:
     from fnmatch import fnmatch
 
     for path in _unmerged(git):
+        if _remerge_hot(git, path):
+            report.hot_merged.append(path)
+            continue
         if path in LINE_SETS:  # both sides' lines, each once
             lines = [git.run("show", f":{stage}:{path}", check=False).stdout for stage in (2, 3)]
             merged = list(dict.fromkeys(line for text in lines for line in text.splitlines() if line.strip()))
@@ -529,6 +635,40 @@ def _settle_derived(git: _Git, report: SyncReport) -> None:
             git.run("rm", "--quiet", "--cached", "--ignore-unmatch", "--", path)
             Path(git.root / path).unlink(missing_ok=True)
         report.kept_ours.append(path)
+
+
+def _remerge_hot(git: _Git, path: str) -> bool:
+    """A hot file git holds unmerged, as its own line merge left it (the fallback of the merge
+    driver when that cannot run: a venv moved, `git pull` in a clone without it — conflict
+    markers, or our side's file where a driver failed): merged again
+    from git's three versions entry by entry (`git.merge_hot`: an entry edited two ways keeps
+    both edits, each an entry, and `conflicts` names them) and added. Only while every entry the
+    working file holds, the marker lines read as separators, is one of those versions' — a
+    person's edit in it (an entry typed between the markers) is theirs to finish: left, and the
+    merge stops as before. Deleting only the marker lines would join two edits into one entry."""
+    from fnmatch import fnmatch
+
+    from optmem import memory
+    from optmem.integrations.git import HOT_ATTRIBUTES, merge_hot
+
+    if not any(fnmatch(path, p) for p in HOT_ATTRIBUTES) or path.count("/") > 2:
+        return False
+    target = git.root / path
+    try:
+        raw = fsio.read_text(target, within=git.root)
+    except OptmemError:
+        return False
+    if raw is None:
+        return False
+    stages = [git.run("show", f":{n}:{path}", check=False) for n in (1, 2, 3)]
+    texts = [res.stdout.replace("\r\n", "\n") if res.returncode == 0 else "" for res in stages]
+    known = {e for text in texts for e in memory.parse(text)[1]}
+    if not set(memory.parse(memory.MARKER_LINE.sub("§", raw.replace("\r\n", "\n")))[1]) <= known:
+        return False
+    mode = target.stat().st_mode & 0o777
+    fsio.atomic_write(target, merge_hot(*texts), mode=mode, within=git.root)
+    git.run("add", "--", path)
+    return True
 
 
 def _conclude(git: _Git) -> None:
