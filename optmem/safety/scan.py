@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from optmem.safety.rules import Rule
 
     Kind = Literal["secret", "injection"]
-VERSION = 19  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 20  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
@@ -122,6 +122,23 @@ def _find(text: str, depth: int, tool: bool = False, mine: bool = False) -> str 
     return None
 
 
+def secret(text: str, depth: int = 0) -> str | None:
+    """The first secret rule that fires on `text`, whatever else fires first (a hidden comment, an invisible character,
+    an order): what the gate refuses in a text it would hold, so that no record is held with a live secret in it."""
+    from optmem.safety import languages
+    from optmem.safety.rules import SECRETS
+
+    found, wide = _Found(), text if text.isascii() else readings.forms(text)[1]
+    for reading in dict.fromkeys((text, wide)):
+        if hit := found.first("written", reading, readings.case_blind(reading.lower()), SECRETS):
+            return hit
+    spoken = readings.spoken(text, wide)
+    if hit := languages.credential(spoken, wide, text, languages.words(spoken)):
+        return hit
+    decoded = readings.decoded(text) if depth < DEPTH else []  # (strings joined make no secret, as in `_find`)
+    return next((f"{e}_{inner}" for e, plain in decoded if e != "joined" and (inner := secret(plain, depth + 1))), None)
+
+
 class _Found(dict[str, set[str]]):
     """The needle words each distinct reading of one text holds, by one pass of the automaton each."""
 
@@ -136,9 +153,9 @@ class _Found(dict[str, set[str]]):
         chosen = sorted({i for word in present & first.keys() for i in first[word]}.union(first.get("", ())))
         return [rules[i] for i in chosen if all(not present.isdisjoint(g) for g in rules[i].needles[1:])]
 
-    def first(self, group: str, text: str, lowered: str = "") -> str | None:
-        """The first rule of `group` that matches `text` (and whose second look, if any, takes it)."""
-        return _first(self.candidates(group, lowered or text), text)
+    def first(self, group: str, text: str, lowered: str = "", only: frozenset[str] = frozenset()) -> str | None:
+        """The first rule of `group` (of those `only` names, if any) that matches `text` and its second look takes."""
+        return _first([r for r in self.candidates(group, lowered or text) if not only or r.name in only], text)
 
 
 def _first(rules: list[Rule], text: str) -> str | None:
