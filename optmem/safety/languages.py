@@ -388,14 +388,19 @@ pl credential hasł kod~pin kod~dostępu
 uk credential пароль пін-код пін~код
 nl credential wachtwoord pincode toegangscode herstelcode
 sw credential nenosiri nywila
+sw persona sasa~wewe kuanzia~sasa
 tl credential pin~code
+tl persona ikaw~na~ngayon mula~ngayon
 ro credential parolă parola~de cod~pin
 el credential κωδικ συνθηματικ
 cs credential heslo hesla heslem kód~pin
 sv credential lösenord pinkod pin-kod
 he credential סיסמ קוד~גישה
 fi credential salasana tunnusluku pin-koodi
+fi act suorita aja~ poista~ asenna maksa siirrä
+fi obey ja~suorita ja~noudata noudata~ohjeita tottele
 da credential adgangskode kodeord pinkode passord
+da obey og~udfør og~kør følg~dem følg~instruktionerne udfør~det
 hu credential jelszó jelszav pin-kód
 any login login log-in sign-in credentials creds pass 登录 账号 帐号 账户 ログイン 로그인 zugang anmeldung identifiants connexion acceso credenciales логин доступ
 en seed seed mnemonic recovery~phrase

@@ -77,20 +77,25 @@ def kind_of(rule: str) -> Kind:
     return "secret" if re.sub(f"^(?:{'|'.join(_PREFIXES)})+", "", rule) in SECRETS else "injection"
 
 
-def _find(text: str, depth: int, tool: bool = False, mine: bool = False) -> str | None:
+def _find(
+    text: str, depth: int, tool: bool = False, mine: bool = False, only: frozenset[str] = frozenset()
+) -> str | None:
     from optmem.safety import languages
 
-    if any(not chars.allowed_invisible(text, m.start()) for m in chars.INVISIBLE_CHAR.finditer(text)):
+    if not only and any(not chars.allowed_invisible(text, m.start()) for m in chars.INVISIBLE_CHAR.finditer(text)):
         return "invisible_character"
     found = _Found()
     decomposed, wide = (text, text) if text.isascii() else readings.forms(text)
     for reading in dict.fromkeys((text, wide)):  # keys and passwords in full-width characters read as ASCII too
-        if hit := found.first("written", reading, readings.case_blind(reading.lower())):
+        if hit := found.first("written", reading, readings.case_blind(reading.lower()), only):
             return hit
     spoken = readings.spoken(text, wide)
     words = languages.words(spoken)  # (the table's words in it, for both of its readings)
     if hit := languages.credential(spoken, wide, text, words):
         return hit
+    if only:  # (the secret rules alone: `secret` — decoded too, strings joined make no secret)
+        decoded = readings.decoded(text) if depth < DEPTH else []
+        return next((f"{e}_{i}" for e, p in decoded if e != "joined" and (i := _find(p, depth + 1, only=only))), None)
     folded = readings.fold(text, decomposed)
     for variant in dict.fromkeys((folded, readings.leet(folded))):  # 1gn0re → ignore
         if hit := found.first("phrases", variant):
@@ -122,21 +127,12 @@ def _find(text: str, depth: int, tool: bool = False, mine: bool = False) -> str 
     return None
 
 
-def secret(text: str, depth: int = 0) -> str | None:
+def secret(text: str) -> str | None:
     """The first secret rule that fires on `text`, whatever else fires first (a hidden comment, an invisible character,
     an order): what the gate refuses in a text it would hold, so that no record is held with a live secret in it."""
-    from optmem.safety import languages
     from optmem.safety.rules import SECRETS
 
-    found, wide = _Found(), text if text.isascii() else readings.forms(text)[1]
-    for reading in dict.fromkeys((text, wide)):
-        if hit := found.first("written", reading, readings.case_blind(reading.lower()), SECRETS):
-            return hit
-    spoken = readings.spoken(text, wide)
-    if hit := languages.credential(spoken, wide, text, languages.words(spoken)):
-        return hit
-    decoded = readings.decoded(text) if depth < DEPTH else []  # (strings joined make no secret, as in `_find`)
-    return next((f"{e}_{inner}" for e, plain in decoded if e != "joined" and (inner := secret(plain, depth + 1))), None)
+    return _find(text, 0, only=SECRETS)
 
 
 class _Found(dict[str, set[str]]):
