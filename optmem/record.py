@@ -559,16 +559,21 @@ def gives_no_orders(origin: str | None) -> bool:
 
 def gate_finding(rec: Record) -> tuple[str, str] | None:
     """What the write gate finds in `rec`, as (field, rule): the first field the scanner flags
-    (`flagged_field`) or, in a tool's output or an import (`gives_no_orders`), what provenance alone
-    decides — an AI spoken to at all, an order to send data out, run a command, move money, skip a
-    check or obey later (`addressed_to_agent`, `origin_*`, in its text); None when the gate passes it."""
-    flagged = flagged_field(rec)
-    if flagged is None and gives_no_orders(rec.origin):
-        from optmem.safety import scan
+    (`flagged_field`) or, in a tool's output or an import (`gives_no_orders`) — or an agent's words
+    that pass on what a page, a mail or a vendor said (`languages.relayed`) — what provenance alone
+    decides: an AI spoken to at all, an order to send data out, run a command, move money, skip a
+    check or obey later (`addressed_to_agent`, `origin_*`, in its text); None when the gate passes it.
+    A possible injection is returned only when no field holds a secret (`scan.secret`): a record is
+    never held with a live secret in it."""
+    from optmem.safety import languages, scan
 
-        if rule := scan.find(rec.text, tool=True):
-            return ("text", rule)
-    return flagged
+    flagged = flagged_field(rec)  # (an agent passing on what a page, a mail or a vendor said: a tool's words)
+    if flagged is None and (gives_no_orders(rec.origin) or rec.origin == "agent" and languages.relayed(rec.text)):
+        flagged = ("text", rule) if (rule := scan.find(rec.text, tool=True)) else None
+    if flagged is None or scan.kind_of(flagged[1]) == "secret":
+        return flagged
+    # a possible injection is held, never with a secret in it: one an injection's finding came before is refused
+    return next(((name, found) for name, value in strings(rec) if (found := scan.secret(value))), flagged)
 
 
 def flagged_field(rec: Record) -> tuple[str, str] | None:

@@ -73,8 +73,7 @@ def redact_secrets(text: str) -> tuple[str, list[str]]:
     from optmem.safety import scan
 
     def secret(part: str) -> str | None:
-        rule = scan.find(part)
-        return rule if rule and scan.kind_of(rule) == "secret" else None
+        return scan.secret(part)  # (a secret beside an injection too: the injection is held, the secret never)
 
     def words_out(line: str) -> tuple[str, list[str]] | None:
         """`line` with the fewest words that hold a secret redacted, until it holds none, or None."""

@@ -8,6 +8,7 @@ import re
 import unicodedata
 from collections import Counter
 
+from optmem.safety import readings
 from optmem.value import NamedTuple
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
@@ -56,7 +57,6 @@ hi earlier पिछले पिछली पहले सभी सिस्�
 hi orders निर्देश प्रॉम्प्ट
 hi show दिखाएँ दिखाओ बताओ प्रिंट भेज फॉरवर्ड
 hi persona अब~तुम अब~आप अब~से तुम्हारा~नाम
-hi lifted बंद~हैं प्रतिबंध~हटा बिना~प्रतिबंध
 hi unchecked बिना~पुष्टि बिना~पूछे चुपचाप
 hi goods पासवर्ड ओटीपी otp बैंक~विवरण कुंजी
 es dismiss ignor olvid descart omit haz~caso~omiso deja~de~lado anula no~hagas~caso deja~de~lado dejen~de~lado pasa~por~alto desestim deja~de~seguir no~sigas no~obedezcas ya~no~son~válid ya~no~aplican quedan~anulad
@@ -88,9 +88,6 @@ bn earlier আগের পূর্ববর্তী সব সিস্টে
 bn orders নির্দেশ প্রম্পট
 bn show দেখাও প্রকাশ পাঠাও ফরোয়ার্ড পাঠান
 bn persona এখন~থেকে~তুমি এখন~তুমি
-bn lifted সীমাবদ্ধতা~নেই বিধিনিষেধ~ছাড়া
-bn unchecked নিশ্চিত~না~করে না~জিজ্ঞেস
-bn goods পাসওয়ার্ড চাবি
 pt dismiss ignor esqueç esquec desconsider descart deixe~de~lado não~siga pare~de~seguir não~valem~mais
 pt earlier anterior prévia previa do~sistema original inicia todas todos ocultas internas secretas do~desenvolvedor no~início
 pt orders instruç instruc orientaç diretrizes prompt regras
@@ -112,9 +109,6 @@ ur earlier پچھلی پچھلے پہلے تمام سسٹم
 ur orders ہدایات ہدایت پرامپٹ
 ur show دکھاؤ دکھائیں بھیج
 ur persona اب~تم اب~سے
-ur lifted پابندی~نہیں بغیر~پابندی
-ur unchecked تصدیق~کے~بغیر بغیر~پوچھے
-ur goods پاس~ورڈ پاسورڈ
 id dismiss abaikan lupakan acuhkan batalkan
 id earlier sebelumnya semua~ sistem asli awal
 id orders instruksi petunjuk prompt arahan
@@ -144,23 +138,17 @@ mr earlier मागील आधीच्या सर्व सिस्टम
 mr orders सूचना प्रॉम्प्ट
 mr show दाखव पाठव
 mr persona आता~तू आतापासून
-mr lifted निर्बंध~नाहीत
-mr unchecked पुष्टी~न~करता न~विचारता
 mr goods पासवर्ड
 te dismiss విస్మరించ మర్చిపో
 te earlier మునుపటి అన్ని సిస్టమ్
 te orders సూచనలు ప్రాంప్ట్
 te show చూపించు పంపు
 te persona ఇప్పుడు~నువ్వు ఇప్పటి~నుండి
-te lifted పరిమితులు~లేవు
-te unchecked నిర్ధారణ~లేకుండా అడగకుండా
-te goods పాస్‌వర్డ్
 tr dismiss yok~say görmezden~gel unut~ iptal~et
 tr earlier önceki tüm~ bütün~ sistem orijinal
 tr orders talimat istem
 tr show göster yazdır açıkla gönder ilet
 tr persona artık~sen şu~andan~itibaren gibi~davran adın~
-tr lifted kısıtlamaları~kaldırıldı kısıtlamasız sınırsız hiçbir~kısıtlama
 tr unchecked onay~isteme onay~istemeden onaysız sormadan haber~verme
 tr goods şifre parola anahtar
 ta dismiss புறக்கணி மறந்து
@@ -168,9 +156,7 @@ ta earlier முந்தைய அனைத்து சிஸ்டம்
 ta orders அறிவுறுத்தல் வழிமுறை ப்ராம்ப்ட்
 ta show காட்டு அனுப்பு அனுப்ப
 ta persona இப்போது~நீ இனிமேல்~நீ
-ta lifted கட்டுப்பாடுகள்~இல்லை
 ta unchecked உறுதிப்படுத்தாமல் கேட்காமல்
-ta goods கடவுச்சொல்
 vi dismiss bỏ~qua phớt~lờ quên~đi
 vi earlier trước~đó trước~đây mọi~ tất~cả hệ~thống ban~đầu
 vi orders hướng~dẫn chỉ~dẫn chỉ~thị lời~nhắc
@@ -178,7 +164,6 @@ vi show hiển~thị in~ra tiết~lộ gửi chuyển~tiếp
 vi persona bây~giờ~bạn từ~giờ~trở~đi tên~bạn~là
 vi lifted không~giới~hạn không~hạn~chế không~có~giới~hạn
 vi unchecked không~cần~xác~nhận không~hỏi lặng~lẽ
-vi goods mật~khẩu khóa~api
 ko dismiss 무시 잊어 무효 취소 잊어버리 신경~쓰지 따르지 없던~걸로 폐기 유효하지~않
 ko earlier 이전 앞의 기존 모든 시스템 원래 지금까지 앞서 앞에서 숨겨진 비밀 내부 초기 개발자 위의 너에게~설정된
 ko orders 지시 지침 프롬프트 지시사항 지시문 명령 규칙
@@ -202,7 +187,6 @@ th show แสดง เปิดเผย ส่ง
 th persona ตอนนี้คุณคือ จากนี้ไป ชื่อของคุณคือ
 th lifted ไม่มีข้อจำกัด ปิดการป้องกัน
 th unchecked โดยไม่ต้องยืนยัน ไม่ต้องถาม
-th goods รหัสผ่าน
 fa dismiss نادیده نادیده~بگیر فراموش
 fa earlier قبلی همه سیستم
 fa orders دستورالعمل دستورات پرامپت
@@ -210,7 +194,6 @@ fa show نشان~بده نمایش بفرست فوروارد
 fa persona تو~اکنون از~این~پس اسم~تو
 fa lifted بدون~محدودیت
 fa unchecked بدون~تأیید بدون~پرسیدن
-fa goods رمز~عبور گذرواژه
 pl dismiss zignoruj ignoruj zapomnij pomiń odrzuć
 pl earlier wcześniejsz poprzedni wszystkie systemow oryginaln
 pl orders instrukcj polecen prompt
@@ -218,7 +201,6 @@ pl show pokaż wyświetl ujawnij wydrukuj wyślij przekaż
 pl persona teraz~jesteś od~teraz udawaj nazywasz~się
 pl lifted bez~ograniczeń bez~filtrów żadnych~ograniczeń
 pl unchecked bez~potwierdzenia bez~pytania nie~informuj po~cichu
-pl goods hasło hasła klucz
 uk dismiss ігноруй проігноруй забудь відкинь
 uk earlier попередні попередніх усі~ всі~ системн
 uk orders інструкці вказівк промпт
@@ -239,16 +221,11 @@ sw dismiss puuza sahau
 sw earlier ya~awali yote~ mfumo
 sw orders maagizo maelekezo
 sw show onyesha tuma itume
-sw persona sasa~wewe kuanzia~sasa
-sw lifted bila~vikwazo
 sw unchecked bila~kuthibitisha bila~kuuliza
-sw goods nenosiri
 tl dismiss huwag~pansinin kalimutan balewalain
 tl earlier nakaraang lahat~ng sistema
 tl orders tagubilin panuto utos
 tl show ipakita ipadala i-forward
-tl persona ikaw~na~ngayon mula~ngayon
-tl lifted walang~limitasyon
 tl unchecked nang~walang~kumpirmasyon nang~hindi~nagtatanong
 tl goods password
 ro dismiss ignoră ignora uită neglijează
@@ -256,15 +233,12 @@ ro earlier anterioare precedente toate sistem originale
 ro orders instrucțiuni instructiuni prompt
 ro show arată afișează dezvăluie trimite redirecționează
 ro persona acum~ești de~acum~înainte
-ro lifted fără~restricții fara~restrictii
 ro unchecked fără~confirmare fără~să~întrebi
-ro goods parola parolă cheie
 el dismiss αγνόησε ξέχασε παράβλεψε
 el earlier προηγούμεν όλες όλους συστήματος αρχικ
 el orders οδηγί εντολ
 el show δείξε εμφάνισε αποκάλυψε στείλε προώθησε
 el persona τώρα~είσαι από~τώρα~και~στο~εξής το~όνομά~σου
-el lifted χωρίς~περιορισμούς
 el unchecked χωρίς~επιβεβαίωση χωρίς~να~ρωτήσεις
 el goods κωδικ
 cs dismiss ignoruj zapomeň přehlížej
@@ -272,15 +246,12 @@ cs earlier předchozí všechny systémov původní
 cs orders instrukce pokyny prompt
 cs show ukaž zobraz odhal pošli vypiš přepošli
 cs persona nyní~jsi teď~jsi od~teď jmenuješ~se
-cs lifted bez~omezení
 cs unchecked bez~potvrzení bez~ptaní
-cs goods heslo klíč
 sv dismiss ignorera glöm strunta~i
 sv earlier tidigare föregående alla~ systemet ursprungliga
 sv orders instruktion prompt
 sv show visa avslöja skriv~ut skicka vidarebefordra
 sv persona du~är~nu från~och~med~nu du~heter
-sv lifted utan~begränsning inga~begränsningar
 sv unchecked utan~bekräftelse utan~att~fråga
 sv goods lösenord nyckel
 he dismiss התעלם שכח בטל
@@ -290,35 +261,27 @@ he show הצג הראה שלח חשוף העבר
 he persona אתה~עכשיו מעכשיו שמך
 he lifted ללא~הגבלות שום~מגבלות
 he unchecked בלי~אישור ללא~אישור בלי~לשאול
-he goods סיסמ
 hu dismiss hagyd~figyelmen~kívül felejtsd~el
 hu earlier korábbi előző összes rendszer eredeti
 hu orders utasítás prompt
 hu show mutasd jelenítsd írd~ki küldd továbbítsd
 hu persona mostantól~te most~te a~neved
 hu lifted korlátozások~nélkül nincsenek~korlát
-hu unchecked megerősítés~nélkül kérdezés~nélkül
-hu goods jelszó kulcs
 da dismiss ignorer glem~ se~bort~fra tilsidesæt ugyldig ikke~længere~gælde
 da earlier tidligere forrige alle~ systemet oprindelige ovenstående skjulte interne
 da orders instruktion anvisning prompt regler retningslinje
 da show vis~ afslør udskriv videresend kopier
 da persona du~er~nu fra~nu~af lad~som~om dit~navn~er du~hedder
-da lifted uden~begrænsning ingen~begrænsninger uden~filter
 da unchecked uden~bekræftelse uden~at~spørge uden~at~sige~det i~det~skjulte
 da goods adgangskode kodeord nøgle .env token loginoplysninger
 da act kør~ udfør slet~ fjern~ betal overfør
-da obey og~udfør og~kør følg~dem følg~instruktionerne udfør~det
 fi dismiss ohita unohda jätä~huomiotta älä~välitä sivuuta mitätö ei~enää~päde
 fi earlier aiemm edellis kaikki~ järjestelmä alkuperäi piilotet sisäi
 fi orders ohjeet ohjeita ohjeis ohjeen ohjeesi kehote kehotte säännö
 fi show näytä paljasta tulosta lähetä jaa~ kopioi
 fi persona olet~nyt nyt~olet tästä~lähtien esitä~olevasi nimesi~on
-fi lifted ilman~rajoituksia ei~rajoituksia rajoituksetta rajoitukset~on~poistettu
 fi unchecked ilman~vahvistusta kysymättä kertomatta vahvistamatta salaa
 fi goods salasan tunnuksi avain~ api-avain .env token kirjautumistied
-fi act suorita aja~ poista~ asenna maksa siirrä
-fi obey ja~suorita ja~noudata noudata~ohjeita tottele
 en no not~ never~ no~ don't don’t doesn't didn't won't cannot can't isn't wasn't aren't weren't nothing~ none~ nobody~ nor~ neither~
 zh no 没有 没 从未 从不 并未 尚未 未曾 未被 不要 不会 不能 不得 不可 不许 不准 不应 切勿 请勿 禁止 不再 别
 hi no नहीं मत~ कभी~न
@@ -364,6 +327,8 @@ any youreq you~must you~should you~need~to you~have~to please~ could~you would~y
 any remember remember~this remember~that remember~permanently remember~forever remember: please~remember store~this~as save~this~as keep~in~mind~that merk~dir merken~sie~sich speichere~dir retiens souviens-toi rappelle-toi mémorise recuerda memoriza ricorda memorizza lembre-se lembra memorize запомни запомните запам'ятай zapamatuj pamatuj zapamiętaj pamiętaj onthoud kom~ihåg husk muista jegyezd~meg ține~minte θυμήσου تذكّر تذكر به~خاطر~بسپار hatırla hatirla ingat ghi~nhớ זכור याद~रखो याद~रखें 覚えて 覚えておいて 기억해 기억하세요 记住 请记住 記住 จำไว้ muista husk kumbuka tandaan store~this~permanently save~this~permanently long-term~memory for~all~future~sessions for~future~sessions future~you in~your~memory into~your~memory to~your~memory permanent~fact en~tu~memoria guarda~esto memoria~a~largo~plazo nella~memoria salva~questa memoria~a~lungo~termine dans~ta~mémoire dans~votre~mémoire mémoire~à~long~terme garde~en~mémoire dauerhaft~speichern dauerhaft~merken langzeitgedächtnis im~gedächtnis na~memória memória~de~longo~prazo в~памяти сохрани~в~памят збережи~в~пам'яті w~pamięci zapisz~na~stałe in~je~geheugen i~ditt~minne i~din~hukommelse lagre~dette tallenna~pysyvästi muistiisi hafızana belleğine dalam~ingatan simpan~ini dalam~memori lưu~vĩnh~viễn hãy~lưu จำสิ่งนี้ நினைவில் মনে~রাখুন মনে~রাখবেন याद~रखिए في~ذاكرتك احفظ~هذا שמור~בזיכרון αποθήκευσε reține 長期記憶 記憶に保存 장기~기억 기억에~저장 永久保存 长期记忆 存入记忆 写入记忆
 any public github~issue public~gist gist pastebin commit~messages in~chat public~link public~repo lien~public
 en act run~ execute apply delet remove~ install push~ pay~ payment transfer wire~ merge approve commit~ grant~ disable~ turn~off flip~them decrypt
+any relayed according~to as~per per~the~ per~their per~its per~a~ per~an~ per~this as~instructed instructed~by as~indicated as~stated~in as~described~in as~recommended~by as~it~says as~they~say following~the~instructions following~its~instructions following~their~instructions site~said site~says page~says page~said doc~said doc~says docs~say notice~says email~says email~said letter~says message~says says~so said~so i~read that~i~read i~found~on learned~from noted~from 根据 按照 依照 依据 据称 网页说 页面说 网站说 文档说 邮件说 网页里 网页上 看的网页 读到的 によると によれば に従い に従って に書いてあ に書かれて 読んだ 読み込んだ 따르면 따라 의하면 읽은 según~ conforme~a de~acuerdo~con como~indica como~dice como~señala que~leí dice~que selon~ d'après comme~l'indique comme~indiqué conformément dit~que que~j'ai~lu laut~ gemäß zufolge wie~auf wie~in~der die~ich~gelesen segundo~a~ segundo~o~ conforme~o conforme~a~ de~acordo~com como~indica como~diz secondo~ come~indicato come~indica stando~a in~base~a согласно по~словам как~указано как~сказано судя~по в~соответствии~с згідно за~словами як~зазначено як~вказано відповідно~до według zgodnie~z jak~podaje volgens zoals~aangegeven zoals~vermeld podle~ dle~ jak~uvádí podľa~ ako~uvádza според съгласно както~е~посочено prema~ kako~navodi conform~ potrivit după~cum szerint alapján enligt ifølge i~henhold~til mukaan mukaisesti göre uyarınca yazdığı~gibi belirtildiği~gibi σύμφωνα~με όπως~αναφέρει לפי בהתאם~ל وفقاً وفقا بحسب حسب~ طبقاً كما~ورد كما~جاء طبق~ بر~اساس براساس به~گفته مطابق~ کے~مطابق के~अनुसार के~मुताबिक অনুযায়ী অনুসারে ప్రకారం menurut~ sesuai~ berdasarkan mengikut~ theo~hướng~dẫn theo~trang theo~tài~liệu theo~email dựa~theo căn~cứ ตามที่ระบุ ตามคำแนะนำ อ้างอิงจาก kwa~mujibu~wa kulingana~na ayon~sa alinsunod~sa
+any yours your~ your's ur~ tu~ tus~ su~ sus~ ton~ ta~ votre~ vos~ dein deine~ deinem deinen deiner ihr~ ihre~ ihrem ihren seu~ sua~ teu~ tua~ tuo~ suo~ vostro vostra твой твоему твоего твоим ваш вашему вашего вашим вашої вашому твоєму твого twój twojego twojemu twoim wasz waszego swojego swego svog svojeg svom tvůj tvého tvému tvoj tvojho je~ jouw~ uw~ din~ ditt~ dina~ sinun teidän a~ta~ tău dumneavoastră σας σου senin sizin 你的 您的 你家 あなたの お客様の 당신의 너의 네~ 귀하의 आपका आपके आपकी तुम्हारा तुम्हारे तुम्हारी अपने~ तোমার তোমার আপনার உங்க உங்கள் உன் anda kamu kakak wako wenu của~bạn của~quý~khách mo~ ninyo شما تو~ שלך שלכם
 any standing every~reply each~reply every~answer every~response never~forget~to don't~forget~to do~not~forget~to never~fail~to don't~hesitate~to do~not~hesitate~to no~matter everywhere every~workspace every~repo all~environments whenever every~time every~session each~session at~the~start~of~every at~session~start after~every~commit after~every any~time going~forward from~now~on recurring automatically 每次 以后 今后 从现在开始 一律 自动 siempre cada~vez tras~cada a~partir~de~ahora automáticamente à~chaque chaque~fois toujours systématiquement désormais immer jedes~mal bei~jedem ab~sofort automatisch 毎回 セッション開始時 自動 今後 常に 때마다 항상 자동 앞으로 всегда каждый~раз после~каждой раз~в~день sempre nunca próximos ogni~volta quando~leggi bundan~sonra ตั้งแต่นี้ไป od~teď od~teraz d'ora~in~poi da~ora~in~poi từ~bây~giờ mulai~sekarang de~acum~înainte από~τώρα מעכשיו mostantól från~och~med~nu fremover fra~nu~af heretter tästä~lähtien jatkossa voortaan vanaf~nu daqui~em~diante отныне с~этого~момента відтепер من~الآن از~این~به~بعد از~این~پس अब~से এখন~থেকে இனிமேல் اب~سے kuanzia~sasa mula~ngayon 앞으로 forever permanently 永久 永远 navždy natrvalo véglegesen milele habambuhay selamanya vĩnh~viễn ตลอดไป برای~همیشه للأبد dauerhaft навсегда назавжди na~zawsze na~stałe voorgoed för~alltid for~altid pysyvästi sonsuza~dek kalıcı per~sempre pour~toujours para~siempre para~sempre μόνιμα για~πάντα לתמיד every~outgoing every~new~memory every~file every~email every~message all~future every~future each~time once~per~session next~time la~prochaine~fois la~próxima~vez nächstes~mal 下次 data~viitoare kalau~pengguna~menyebut
 any asked if~the~user~asks when~the~user~asks if~anyone~asks if~asked when~asked if~the~user~asks~whether 如果用户问 用户问 如果有人问 cuando~el~usuario~pregunte si~el~usuario~pregunta si~alguien~pregunta si~l'utilisateur~demande quand~l'utilisateur~demande wenn~der~nutzer~nach wenn~der~nutzer~fragt falls~der~nutzer 사용자가~물으면 사용자가 если~пользователь~спросит se~o~usuário~perguntar if~the~user~ever~asks if~the~user~mentions when~the~user~mentions when~they~ask if~they~ask when~customers~ask anyone~who~asks if~anyone~ever~asks when~asked~about
 any claim say~it say~yes say~that say~they claim~that always~claim always~answer~that answer~that respond~with reply~that tell~them 回答 回复 就说 告诉他 responde~siempre responde~que di~que confirme-le réponds~que dis~que sag,~dass sag~dass antworte~dass 말하되 대답 отвечай answer~' answer~" respond~' respond~" reply~' reply~with~' just~say instead~say state~that tell~customers tell~the~user~that tell~them~that describe~them~as describe~it~as spune~că si~at ให้บอกว่า bilang~saja katakan~bahwa di~che diga~que скажи,~что говори,~что mondd~a mondd,~hogy řekni,~že säg~att sig~at söyle zeg~dat πες~ότι بگو~که قل~إن कहें~कि nói~rằng sabihin~na sema~kwamba 라고~말해 と言って dile~que dites~que
@@ -371,11 +336,8 @@ any selfnote this~note this~memory 这条记忆 这条笔记 这条 cette~note �
 any keep never~be~deleted must~never~be~deleted copy~this~note~verbatim verbatim~into but~keep restore~it save~it~again 禁止删除 原样复制 保留这条 不要删除 conserve~cette~note ne~supprime~jamais 削除しない 残して 남겨
 en obey apply~it and~apply &~apply and~execute and~run then~execute then~run apply~the~result act~on~it carry~it~out follow~what~it~says follow~it follow~that follow~them obey~instructions follow~instructions counts~as~written~by~the~user as~if~i~wrote~it full~admin~authority comes~from~me
 fr obey et~applique et~exécute applique-le exécute-le
-pt obey e~aplique e~execute execute-o
-it obey e~applica e~esegui eseguilo
 ru obey и~выполни и~примени выполни~это
 ja obey 実行して 従って
-ko obey 실행해 따르라
 any mention mention bring~it~up bring~this~up bring~up acknowledge tell~the~user tell~them tell~anyone inform~the flag~it report~it list~it 提及 提到 透露 告诉 告知 上报 触れ 言及 伝え 知らせ 언급 알리 упомина сообща згаду повідом menciones mencionar menciona digas avises mentionne mentionner signale erwähn menzion mencion bahset ذکر تذكر تخبر ज़िक्र ज़िकर बताएं बताना उल्लेख উল্লেখ sebut vermeld wspominaj wspomin nhắc đề~cập กล่าวถึง discuss disclose be~told be~reminded comment~on comentes comentar 言わ تناقش parle parlez sag~es erzähl dirlo dire~a diga conte~a comente vertel berätta fortæl fortell kerro mów mówi říkej szólj spune αναφέρεις πεις beritahu תספר תזכיר 말하지 알려주지
 any conceal usitaje bahsetme söyleme anma~ asla~anma ذکر~نکن 不要提及 不要提到 触れないで 言及しない 언급하지 leave~them~out leave~it~out do~it~quietly secretly omit leave~out usiseme huwag~mong~sabihin ห้ามบอก belirtme نگو சொல்ல~வேண்டாம் jangan~beritahu jangan~bilang không~bao~giờ~nói বলবেন~না älä~kerro nunca~conte non~dire не~кажи не~говори не~сообщай ne~említsd quietly invisibly behind~the~scenes without~the~user~knowing doesn't~notice don't~notice won't~notice between~us 不要给用户看 不用给用户看 不要让用户看到 不要向用户展示 别跟 别声张 不用跟用户解释 不要解释 不需要再提醒 不知道也没关系 不要提 别提 别说 请勿引用 趁你 stop~telling stop~showing stop~warning stop~informing cease~informing never~warn don't~warn do~not~warn
 any confirm confirm approval permission ask~again escalat 确认 批准 许可 確認 承認 확인 승인 허락 подтвержд разрешени підтвердж дозвіл bestätig rückfrage conferma autorizzazione confirmación permiso confirmação permissão onay izin تأكيد إذن تأیید اجازه पुष्टि अनुमति অনুমতি xác~nhận การยืนยัน konfirmasi bevestiging toestemming potwierdz kuthibitisha ruhusa تصدیق اجازت megerősít vahvist bekræft bekräft potvrz bekreft אישור ยืนยัน uthibitisho επιβεβαίωσ pengesahan
@@ -426,14 +388,19 @@ pl credential hasł kod~pin kod~dostępu
 uk credential пароль пін-код пін~код
 nl credential wachtwoord pincode toegangscode herstelcode
 sw credential nenosiri nywila
+sw persona sasa~wewe kuanzia~sasa
 tl credential pin~code
+tl persona ikaw~na~ngayon mula~ngayon
 ro credential parolă parola~de cod~pin
 el credential κωδικ συνθηματικ
 cs credential heslo hesla heslem kód~pin
 sv credential lösenord pinkod pin-kod
 he credential סיסמ קוד~גישה
 fi credential salasana tunnusluku pin-koodi
+fi act suorita aja~ poista~ asenna maksa siirrä
+fi obey ja~suorita ja~noudata noudata~ohjeita tottele
 da credential adgangskode kodeord pinkode passord
+da obey og~udfør og~kør følg~dem følg~instruktionerne udfør~det
 hu credential jelszó jelszav pin-kód
 any login login log-in sign-in credentials creds pass 登录 账号 帐号 账户 ログイン 로그인 zugang anmeldung identifiants connexion acceso credenciales логин доступ
 en seed seed mnemonic recovery~phrase
@@ -497,6 +464,7 @@ FINDINGS = (
     ("unchecked_action", ("unconfirmed", "user|agent|authority")),
     # the reader spoken to as an AI (by its role, or "you" beside the user spoken of), asked to act
     ("instruction_to_agent", ("bidden", _ASKED)),
+    ("instruction_to_agent", ("yourai", "act|alter|show|display|destination|payload|shell|request")),
     ("instruction_to_agent", ("youreq", "user", _ASKED + "|prompt|goods")),
     ("trust_transfer", ("remember", "user", _ASKED.replace("destination|", "") + "|goods|request|youreq|standing")),
     ("instruction_to_agent", ("toreader", _BIDDEN)),
@@ -602,7 +570,7 @@ _MINE = r"(?<!\w)(?:my|me|mine|self|mon|ma|moi|mein\w*|mir|mich|mi|mio|mia|meu|m
 _I = _MINE + r"|(?<!\w)(?:i|we|our)(?!\w)|我|私"  # (the first person)
 _SENTENCE = r"[.;!?。；！？](?:\s|$)|[；。！？]"  # (the end of a sentence)
 _PROMPT_FOR = r"|prompt(?: [\w']+){0,3}? (?:for|of) (?:the |an? |our )?(?:[\w-]+ ){0,3}$"  # (for the HR bot: …)
-_THING = r"\w (?:token|prompt|config\w*|platform|framework|sdk|api|setting|setup|log|account|user)s?\b|\w的?(?:系统提示|提示词)"
+_THING = r"\w(?:'s)? (?:token|prompt|config\w*|platform|framework|sdk|api|setting|setup|log|account|user)s?\b|\w的?(?:系统提示|提示词)"
 _OWNED = {  # a person's assistant, not an AI spoken to: my assistant, the user's, 用户的助理; my writing assistant: …
     "reader": r"(?:my |'s |s' |[户我他她]的)$" + _PROMPT_FOR,
     "agent": r"(?<!\w)(?:my|our|mein\w*|mon|ma|mi|meu|minha|мой|моя)(?: [\w-]+){0,2} ?$|我[的给]$" + _PROMPT_FOR,
@@ -637,6 +605,19 @@ def shaped(text: str) -> bool:
     return any(re.search(pattern, spoken, re.M) for concept, pattern in SHAPES.items() if concept in _ACTS)
 
 
+def relayed(text: str) -> bool:
+    """Someone else's words passed on: a source cited (according to, per, the page says, laut, 根据, によると …) —
+    not the user nor the writer as that source (per the user's request, ユーザーによると, according to me)."""
+    spoken = readings.spoken(text, text if text.isascii() else readings.forms(text)[1])
+    hits = words(spoken)
+    return any(
+        h.concept == "relayed"
+        and not any(u.concept == "user" and (0 <= u.start - h.end <= 6 or 0 <= h.start - u.end <= 3) for u in hits)
+        and not re.match(rf"\W*(?:the )?(?:{_MINE})", spoken[h.end :])
+        for h in hits
+    )
+
+
 class _Hit(NamedTuple):
     start: int
     end: int
@@ -657,6 +638,12 @@ def find(
     ]
     hits = [h for h in hits if not re.search(_OWNED.get(h.concept, "(?!)"), spoken[max(0, h.start - 160) : h.start])]
     hits = [h for h in hits if h.concept not in ("reader", "agent") or not re.match(_THING, spoken[h.end - 1 :])]
+    yours = [y for y in hits if y.concept == "yours"]  # (the user's AI in someone else's words: your assistant)
+    hits += [
+        a._replace(concept="yourai")
+        for a in hits
+        if a.concept in ("agent", "reader") and any(-3 <= a.start - y.end and y.start - a.end <= 3 for y in yours)
+    ]
     off = {h.start for h in hits if h.concept == "disarm"}  # (自动关闭: a manner, closes by itself — no standing order)
     hits = [h for h in hits if h.concept != "standing" or not off & {h.end, h.end + 1}]
     hits += [  # an AI named, then a comma or colon in its clause: spoken to (AI helpers: …, Assistant, …)

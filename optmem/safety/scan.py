@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from optmem.safety.rules import Rule
 
     Kind = Literal["secret", "injection"]
-VERSION = 19  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 20  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
@@ -77,20 +77,25 @@ def kind_of(rule: str) -> Kind:
     return "secret" if re.sub(f"^(?:{'|'.join(_PREFIXES)})+", "", rule) in SECRETS else "injection"
 
 
-def _find(text: str, depth: int, tool: bool = False, mine: bool = False) -> str | None:
+def _find(
+    text: str, depth: int, tool: bool = False, mine: bool = False, only: frozenset[str] = frozenset()
+) -> str | None:
     from optmem.safety import languages
 
-    if any(not chars.allowed_invisible(text, m.start()) for m in chars.INVISIBLE_CHAR.finditer(text)):
+    if not only and any(not chars.allowed_invisible(text, m.start()) for m in chars.INVISIBLE_CHAR.finditer(text)):
         return "invisible_character"
     found = _Found()
     decomposed, wide = (text, text) if text.isascii() else readings.forms(text)
     for reading in dict.fromkeys((text, wide)):  # keys and passwords in full-width characters read as ASCII too
-        if hit := found.first("written", reading, readings.case_blind(reading.lower())):
+        if hit := found.first("written", reading, readings.case_blind(reading.lower()), only):
             return hit
     spoken = readings.spoken(text, wide)
     words = languages.words(spoken)  # (the table's words in it, for both of its readings)
     if hit := languages.credential(spoken, wide, text, words):
         return hit
+    if only:  # (the secret rules alone: `secret` — decoded too, strings joined make no secret)
+        decoded = readings.decoded(text) if depth < DEPTH else []
+        return next((f"{e}_{i}" for e, p in decoded if e != "joined" and (i := _find(p, depth + 1, only=only))), None)
     folded = readings.fold(text, decomposed)
     for variant in dict.fromkeys((folded, readings.leet(folded))):  # 1gn0re → ignore
         if hit := found.first("phrases", variant):
@@ -122,6 +127,14 @@ def _find(text: str, depth: int, tool: bool = False, mine: bool = False) -> str 
     return None
 
 
+def secret(text: str) -> str | None:
+    """The first secret rule that fires on `text`, whatever else fires first (a hidden comment, an invisible character,
+    an order): what the gate refuses in a text it would hold, so that no record is held with a live secret in it."""
+    from optmem.safety.rules import SECRETS
+
+    return _find(text, 0, only=SECRETS)
+
+
 class _Found(dict[str, set[str]]):
     """The needle words each distinct reading of one text holds, by one pass of the automaton each."""
 
@@ -136,9 +149,9 @@ class _Found(dict[str, set[str]]):
         chosen = sorted({i for word in present & first.keys() for i in first[word]}.union(first.get("", ())))
         return [rules[i] for i in chosen if all(not present.isdisjoint(g) for g in rules[i].needles[1:])]
 
-    def first(self, group: str, text: str, lowered: str = "") -> str | None:
-        """The first rule of `group` that matches `text` (and whose second look, if any, takes it)."""
-        return _first(self.candidates(group, lowered or text), text)
+    def first(self, group: str, text: str, lowered: str = "", only: frozenset[str] = frozenset()) -> str | None:
+        """The first rule of `group` (of those `only` names, if any) that matches `text` and its second look takes."""
+        return _first([r for r in self.candidates(group, lowered or text) if not only or r.name in only], text)
 
 
 def _first(rules: list[Rule], text: str) -> str | None:
