@@ -280,6 +280,7 @@ def test_a_search_imports_nothing_of_the_write_side(cli, vault, vault_path):
         f"rcs = [run(['--vault', sys.argv[1], 'search', q]) for q in {queries!r}]\n"
         f"print('RC', rcs, 'LOADED', [m for m in {NOT_ON_A_SEARCH!r} if m in sys.modules])\n"
     )
+    command = [sys.executable, "-c", code, str(vault_path)]
     for _ in range(2):  # (the first may read optmem.toml; the next reads its cache)
-        res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+        res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
     assert "RC [0, 0, 0, 0] LOADED []" in res.stdout, res.stdout + res.stderr
