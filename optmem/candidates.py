@@ -152,8 +152,14 @@ def related(
         chosen.append(p)
     if not chosen:
         return {}
-    where, params = filters.sql(now)
     match = " OR ".join(f"({match_all(list(p))})" for p in chosen)
+    if filters.plain():
+        # ranked in FTS5 alone, the winners' rows read after (a join per match cost ~3 ms): the
+        # same records in the same order when none of the winners is one the filters leave out
+        best, _ = idx.best_rows(match, settings.attribute_candidates)
+        if not any(r.kind in BOOKKEEPING or filters.hidden(view.status(r, now)) for r in best):
+            return {r.n: r for r in best}
+    where, params = filters.sql(now)
     return {r.n: r for r in idx.matches(match, where, params, BEST, settings.attribute_candidates)}
 
 

@@ -1029,6 +1029,13 @@ class Index:
         and how many records match in all (`count_matches(match)`) — from the same statement: the
         matches it scores are counted as they stand, not matched a second time (a common word's
         count read its postings again, ~0.8 ms at 100k), nor are the rows looked up again by line."""
+        best, count = self.best_rows(match, limit)
+        return sorted(best, key=lambda r: r.n), count
+
+    def best_rows(self, match: str, limit: int) -> tuple[list[Row], int]:
+        """`top_rows` in BM25's order (`BEST`, ties as `TIES` breaks them), as `matches(match,
+        where, params, BEST, limit)` lists them without a filter: FTS5 ranks its matches alone and
+        only the winners are joined with their rows (a join per match cost more than the ranking)."""
         got = self.conn.execute(
             "WITH f AS (SELECT rowid AS n, bm25(fts) AS s FROM fts WHERE fts MATCH ?) "
             f"SELECT {ROW_SELECT}, (SELECT count(*) FROM f) FROM f JOIN rec r ON r.n = f.n "
@@ -1036,7 +1043,7 @@ class Index:
             f"ORDER BY f.s, {TIES} LIMIT ?",
             (match, limit - 1, limit),
         ).fetchall()
-        return sorted((Row(*t[:-1]) for t in got), key=lambda r: r.n), got[0][-1] if got else 0
+        return [Row(*t[:-1]) for t in got], got[0][-1] if got else 0
 
     def newest_lines(self, match: str, limit: int, where: str | None = None, params: Sequence[Any] = ()) -> list[int]:
         """Line numbers of the newest records (`TIES`) that match an FTS5 query (and a WHERE clause

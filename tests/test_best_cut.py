@@ -71,3 +71,34 @@ def test_the_best_rows_come_with_the_count_of_every_match_from_one_statement(tmp
                 assert rows == idx.rows_in(idx.top_lines(match, index.BEST, limit)), (match, limit)
                 assert count == idx.count_matches(match), (match, limit)
         assert idx.top_rows('"alpha" AND "gamma"', 60)[1] == 40
+
+
+def test_the_best_rows_in_bm25_order_are_what_the_filtered_query_lists_when_none_is_left_out(tmp_path, cli):
+    """`Index.best_rows` (FTS5 ranks alone, the winners' rows read after): the rows and the order
+    of `matches(…, BEST, limit)` under the default filters when the filters leave none of them
+    out — how `candidates.related` reads the other words of an attribute; a record the filters
+    leave out (a bookkeeping line among the winners) sends it to the filtered query."""
+    from optmem import candidates
+    from optmem.settings import Ranking
+
+    vault = _vault(tmp_path)
+    with index.open_index(vault) as idx:
+        filters = index.make_filters()
+        where, params = filters.sql(START + 3600)
+        for match in ('"alpha"', '"alpha" AND "gamma"', '"beta" OR "delta"', '"nothing"'):
+            for limit in (1, 5, 6, 44, 60):
+                best, _ = idx.best_rows(match, limit)
+                assert best == list(idx.matches(match, where, params, index.BEST, limit)), (match, limit)
+        settings = Ranking(attribute_candidates=6)
+        df = dict(idx.conn.execute("SELECT term, doc FROM df"))
+        got = candidates.related(idx, [("alpha",)], df, settings, filters=filters, now=START + 3600)
+        assert list(got) == [r.n for r in idx.matches('("alpha")', where, params, index.BEST, 6)]
+        best = idx.best_rows('("alpha")', 6)[0]
+    forgotten = best[0].id  # (one of the five better matches)
+    assert cli("--vault", str(vault.root), "forget", forgotten).exit_code == 0
+    with index.open_index(Vault(vault.root)) as idx:
+        df = dict(idx.conn.execute("SELECT term, doc FROM df"))
+        got = candidates.related(idx, [("alpha",)], df, settings, filters=filters, now=START + 3600)
+        assert forgotten not in {r.id for r in got.values()}
+        assert list(got) == [r.n for r in idx.matches('("alpha")', where, params, index.BEST, 6)]
+        assert len(got) == 6

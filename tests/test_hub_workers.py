@@ -402,3 +402,38 @@ def test_in_a_worker_a_search_runs_in_the_event_loops_thread_and_a_write_in_a_th
     asyncio.run(calls())
     assert ran == {"search": True, "conflicts": True, "handoff": True, "context": False, "append": False}
     assert INLINE == {"search", "conflicts", "handoff_read"}
+
+
+FIRST_CALLS = """
+import json, sys
+from optmem.cli import mcpserve
+from optmem.cli.common import STATE
+from optmem.integrations.mcp import preload
+
+STATE.vault_opt = sys.argv[1]
+with mcpserve.server():
+    preload()
+    before = set(sys.modules)
+    found = [json.loads(mcpserve.call(args)) for args in (["search", "deploy"], ["search", "部署"], ["context"])]
+    print(json.dumps({"new": sorted(set(sys.modules) - before), "found": [len(f.get("hits", [])) for f in found]}))
+"""
+
+
+@pytest.mark.long
+def test_a_servers_first_search_and_context_import_nothing_after_the_preload(cli, vault_path):
+    """The hub imports what a first search and `context` use (`mcp.FIRST_USE`) before its
+    workers fork: a worker's first call then loads no module while a client waits (~50 ms that
+    blocked its loop). Its own process: another test's imports cannot stand in for the preload."""
+    import json
+    import subprocess
+    import sys
+
+    for text in ("We deploy the staging server on Fridays", "部署 时间改到周五了", "Bob's laptop is a MacBook"):
+        assert cli("--vault", str(vault_path), "append", text).exit_code == 0
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_CALLS, str(vault_path)], capture_output=True, text=True, timeout=HANG
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout.splitlines()[-1])
+    assert all(answer["found"][:2])  # (each search found its record: the search path ran)
+    assert answer["new"] == []

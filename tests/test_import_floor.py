@@ -236,3 +236,51 @@ def test_optmems_named_tuple_is_a_namedtuple_made_without_compiling():
     row = Row(*range(len(Row._fields)))
     assert pickle.loads(pickle.dumps(row)) == row == copy.deepcopy(row) and type(copy.copy(row)) is Row
     assert row.n == 0 and row.wrote == len(Row._fields) - 1
+
+
+# What a search has no use for when its index is current: the write side (the log's writer, the
+# write gate and the content scanner, the near-duplicate comparison), the CLI's framework, and
+# the standard library's modules that only writes, git or a settings file read again need
+NOT_ON_A_SEARCH = (
+    "typer",
+    "rich",
+    "rapidfuzz",
+    "frontmatter",
+    "optmem.log",
+    "optmem.gate",
+    "optmem.compare",
+    "optmem.safety.scan",
+    "optmem.safety.rules",
+    "tempfile",
+    "shutil",
+    "subprocess",
+    "tomllib",
+    "difflib",
+    "threading",
+    "hashlib",
+    "dataclasses",
+    "inspect",
+    "ast",
+    "typing",
+)
+
+
+@pytest.mark.long
+def test_a_search_imports_nothing_of_the_write_side(cli, vault, vault_path):
+    """Each of `NOT_ON_A_SEARCH` costs a process its import (1–10M instructions each); a search —
+    in English, in Chinese, for a name, for nothing, with hits shown — loads none of them once its
+    settings are cached (the first command after an edit of optmem.toml reads it with tomllib)."""
+    for text in ("the staging server deploys from the release branch", "我们计划把数据库迁移到新服务器"):
+        assert cli("append", text).exit_code == 0
+    assert cli("append", "Bob moved JIRA-123 to done").exit_code == 0
+    queries = ["staging server deploys", "数据库 迁移 计划", "what did Bob do with JIRA-123?", "zzqx"]
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        f"rcs = [run(['--vault', sys.argv[1], 'search', q]) for q in {queries!r}]\n"
+        f"print('RC', rcs, 'LOADED', [m for m in {NOT_ON_A_SEARCH!r} if m in sys.modules])\n"
+    )
+    command = [sys.executable, "-c", code, str(vault_path)]
+    for _ in range(2):  # (the first may read optmem.toml; the next reads its cache)
+        res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
+    assert "RC [0, 0, 0, 0] LOADED []" in res.stdout, res.stdout + res.stderr

@@ -1459,6 +1459,7 @@ def serve_http(app: Any, host: str, port: int, token: str, limits: Any = None, l
     from optmem.integrations import workers
     from optmem.settings import McpSettings
 
+    preload()  # (before the workers fork: each has them, none loads them while a client waits)
     limits = limits or McpSettings()
     count = limits.workers or workers.cpu_count()
     alone = count <= 1 or not workers.can_fork()
@@ -1493,6 +1494,41 @@ def serve_http(app: Any, host: str, port: int, token: str, limits: Any = None, l
         return workers.supervise(count, work, ended)
     finally:
         sock.close()
+
+
+# What a server's first search, show and context import on first use (each command's module
+# imports its own when called): ~50 ms that blocked a worker's loop in its first search while a
+# client waited. The hub imports them once, before its workers fork (tests/test_hub_workers.py
+# checks that a first search and context then import nothing).
+FIRST_USE = (
+    "optmem.search",
+    "optmem.follow",
+    "optmem.identifiers",
+    "optmem.verdicts",
+    "optmem.trust",
+    "optmem.gitstate",
+    "optmem.lost",
+    "optmem.cli.fast",
+    "optmem.safety.fence",
+    "optmem.safety.scan",
+    "optmem.safety.rules",
+    "optmem.safety.languages",
+    "ahocorasick",
+    "optmem.context",
+    "optmem.facts",
+    "optmem.lifecycle",
+    "optmem.memory",
+    "Stemmer",
+    "tomllib",
+)
+
+
+def preload() -> None:
+    """Import what a server's first search and context would (`FIRST_USE`)."""
+    import importlib
+
+    for name in FIRST_USE:
+        importlib.import_module(name)
 
 
 def _uvicorn(app: Any, host: str, token: str, limits: Any, log_level: str, counts: Any = None, port: int = 0) -> Any:
