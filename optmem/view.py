@@ -240,6 +240,12 @@ def may_supersede(writer_tier: int, target_tier: int) -> bool:
     return target_tier != Tier.REDLINE or writer_tier == Tier.REDLINE
 
 
+def may_overrule(writer_inferred: bool, target_inferred: bool) -> bool:
+    """An inference replaces only an inference: what was stated (or read from a tool or an
+    import) stands beside it, as a key's stated value stands against a newer inference."""
+    return not writer_inferred or target_inferred
+
+
 def retired_at_birth(kind: str, extra: dict[str, Any]) -> bool:
     """A hot-memory journal record of a removed entry is no longer current when it is written."""
     return kind == MEMORY and extra.get("op") == "remove"

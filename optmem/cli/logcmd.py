@@ -249,6 +249,8 @@ def append(
             "confirmed": res.confirmed,
             "conflict_with": res.conflict_with,
             **({"held": res.held} if res.held else {}),
+            # what stderr says (an MCP caller reads no stderr): kept beside, replaced once confirmed …
+            **({"warning": res.warning} if res.warning else {}),
         },
         human,
     )

@@ -1,0 +1,120 @@
+"""A guess never reads as a fact, whatever link it came by (review18): a pending guess or an
+inference that names a stated record in its `corrects` — typed by hand, written by `correct`,
+or made by `--on-similar supersede` — replaces nothing said; a guess replaces it once confirmed.
+(CliRunner has no terminal on stdin: every write here is the agent's.)"""
+
+from __future__ import annotations
+
+import json
+
+from conftest import fenced_json, mcp_session
+
+
+def _status(cli, rid: str) -> str:
+    return cli.json("get", rid)["record"]["status"]
+
+
+def test_a_pending_guess_correcting_a_statement_replaces_it_only_once_confirmed(cli, vault):
+    said = cli.json("append", "The API rate limit is 100 requests per minute")["id"]
+    got = cli("append", f"[correction] #{said} The API rate limit is 50 requests per minute", "--confidence", "0.1")
+    assert got.exit_code == 0, got.stderr
+    guess = cli.json("pending")["pending"][0]["id"]
+    assert "once it is confirmed" in got.stderr, got.stderr  # the writer hears it replaces nothing yet
+
+    assert _status(cli, said) == "current"  # the statement stands; the guess waits
+    assert _status(cli, guess) == "pending"
+    assert cli.json("get", said)["record"]["superseded_by"] is None
+    assert "100 requests" in cli.json("context")["text"]  # context still tells the fact
+    hits = {h["id"]: h for h in cli.json("search", "API rate limit")["hits"]}
+    assert hits[said]["status"] == "current" and hits[guess]["status"] == "pending"
+    assert cli.json("conflicts")["conflicts"] == []  # a guess is never put to the user as a rival
+
+    assert cli("confirm", guess).exit_code == 0  # confirmed: the correction applies now
+    assert cli.json("get", said)["record"]["superseded_by"] == guess
+    assert _status(cli, guess) == "current"
+    text = cli.json("context")["text"]
+    assert "50 requests" in text and "100 requests" not in text
+
+    assert cli("reindex").exit_code == 0  # the same view from the log alone
+    assert cli.json("get", said)["record"]["superseded_by"] == guess
+
+
+def test_a_rejected_guess_correction_leaves_the_statement_as_it_was(cli, vault):
+    said = cli.json("append", "The build runs on Jenkins")["id"]
+    guess = cli.json("append", f"〔更正〕#{said} The build runs on GitHub Actions", "--confidence", "0.2")["id"]
+    assert _status(cli, said) == "current" and _status(cli, guess) == "pending"
+    assert cli("reject", guess, "--reason", "wrong").exit_code == 0
+    assert _status(cli, said) == "current" and cli.json("get", said)["record"]["superseded_by"] is None
+
+
+def test_a_guess_said_as_a_statement_confirms_it_and_its_correction_applies(cli, vault):
+    said = cli.json("append", "The queue is RabbitMQ")["id"]
+    guess = cli.json("append", f"〔更正〕#{said} The queue is Kafka now", "--confidence", "0.3")["id"]
+    assert _status(cli, said) == "current"
+    cli("append", f"〔更正〕#{said} The queue is Kafka now")  # the same words, stated: confirms the guess
+    assert _status(cli, guess) == "current"
+    assert _status(cli, said) == "superseded"
+
+
+def test_an_inference_never_replaces_a_statement_by_a_correction_link(cli, vault):
+    said = cli.json("append", "The API rate limit is 100 requests per minute")["id"]
+    got = cli("append", f"〔更正〕#{said} The API rate limit is probably 50 per minute", "--basis", "inferred")
+    assert got.exit_code == 0, got.stderr
+    assert "an inference replaces nothing said" in got.stderr, got.stderr
+    inferred = cli.json("search", "probably 50")["hits"][0]
+    assert inferred["basis"] == "inferred" and inferred["status"] == "current"
+    assert _status(cli, said) == "current"  # both stand: the statement, and the inference labelled
+    assert cli.json("get", said)["record"]["superseded_by"] is None
+    text = cli.json("context")["text"]
+    assert "100 requests" in text
+
+    # an inference correcting an inference replaces it, as ever
+    first = cli.json("append", "The team probably prefers tabs", "--basis", "inferred")["id"]
+    second = cli.json("append", f"〔更正〕#{first} The team probably prefers spaces", "--basis", "inferred")["id"]
+    assert cli.json("get", first)["record"]["superseded_by"] == second
+
+
+def test_a_keyed_inference_correcting_a_statement_is_put_to_the_user(cli, vault):
+    said = cli.json("append", "backend port is 8080", "--key", "backend.port")["id"]
+    inferred = cli.json(
+        "append", f"〔更正〕#{said} backend port is probably 9090", "--key", "backend.port", "--basis", "inferred"
+    )["id"]
+    assert _status(cli, said) == "current" and _status(cli, inferred) == "current"
+    got = cli.json("get", said)["record"]
+    assert got["conflict"] is True and inferred in got["conflict_with"]
+
+
+def test_on_similar_supersede_by_a_guess_or_an_inference_is_kept_beside(cli, vault):
+    said = cli.json("append", "The deploy script lives in scripts/deploy.sh for the web app")["id"]
+    for flags, more in ((("--basis", "inferred"), "tests"), (("--confidence", "0.1"), "the API")):
+        got = cli(
+            "append",
+            f"The deploy script lives in scripts/deploy.sh for the web app and {more}",
+            "--on-similar",
+            "supersede",
+            *flags,
+            "--json",
+        )
+        assert got.exit_code == 0, got.stderr
+        out = json.loads(got.stdout)
+        assert out["status"] == "similar" and "kept beside" in out["warning"], out
+        assert not out["record"].get("corrects"), out["record"]
+        assert _status(cli, said) == "current"
+    # a statement still supersedes its near duplicate when asked
+    got = cli.json(
+        "append", "The deploy script lives in scripts/deploy.sh for the web app and docs", "--on-similar", "supersede"
+    )
+    assert cli.json("get", said)["record"]["superseded_by"] == got["id"]
+
+
+def test_over_mcp_an_inferred_correction_replaces_nothing_said(vault_path, cli):
+    cli("init")
+    said = cli.json("append", "The API rate limit is 100 requests per minute")["id"]
+
+    async def script(s) -> str:
+        args = {"text": f"〔更正〕#{said} The API rate limit is probably 50", "basis": "inferred"}
+        return (await s.call_tool("append", args)).content[0].text
+
+    got = fenced_json(mcp_session(vault_path, script))
+    assert got["record"]["basis"] == "inferred" and "replaces nothing said" in (got.get("warning") or ""), got
+    assert _status(cli, said) == "current"
