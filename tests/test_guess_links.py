@@ -118,3 +118,29 @@ def test_over_mcp_an_inferred_correction_replaces_nothing_said(vault_path, cli):
     got = fenced_json(mcp_session(vault_path, script))
     assert got["record"]["basis"] == "inferred" and "replaces nothing said" in (got.get("warning") or ""), got
     assert _status(cli, said) == "current"
+
+
+def test_an_agent_resolving_keeps_no_inference_over_a_statement(cli, vault):
+    said = cli.json("append", "User prefers dark mode", "--key", "ui.theme")["id"]
+    inferred = cli.json("append", "User probably prefers light mode", "--key", "ui.theme", "--basis", "inferred")["id"]
+    got = cli.json("resolve", "ui.theme", "--keep", inferred, code=1)
+    assert got["error"]["code"] == "needs_person" and said in got["error"]["message"], got
+    assert len(cli.json("conflicts")["conflicts"]) == 1  # nothing written: still the user's question
+    assert cli.json("get", said)["record"]["status"] == "current"
+
+    # keeping the statement is no inference, and settles it
+    done = cli.json("resolve", "ui.theme", "--keep", said)
+    assert cli.json("get", done["id"])["record"].get("basis") is None
+    assert cli.json("conflicts")["conflicts"] == []
+
+
+def test_a_resolution_keeping_an_inference_among_inferences_reads_as_one(cli, vault):
+    (vault.root / "optmem.toml").write_text("[consolidation]\nconflict_window_days = 1\n", "utf-8")
+    a = cli.json("append", "The team probably uses tabs", "--key", "team.indent", "--basis", "inferred")["id"]
+    b = cli.json("append", "The team probably uses spaces", "--key", "team.indent", "--basis", "inferred")["id"]
+    assert [v["id"] for v in cli.json("conflicts")["conflicts"][0]["values"]] == [a, b]  # (the window)
+    done = cli.json("resolve", "team.indent", "--keep", b)
+    rec = cli.json("get", done["id"])["record"]
+    assert rec["basis"] == "inferred" and rec["status"] == "current", rec
+    assert "INFERRED" in cli("search", "team uses spaces").stdout
+    assert "(inferred)" in cli.json("context")["text"]
