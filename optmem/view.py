@@ -775,6 +775,8 @@ class RecordView(NamedTuple):
         held = self.record.held
         if held is not None:
             out["held"] = held if _RULE_NAME.fullmatch(held) else display(held)
+            if self.released:  # the rule it was held by, and that a person let it out since
+                out["released"] = True
             if self.status == Status.HELD:
                 from optmem.quarantine import held_because
 
