@@ -107,6 +107,7 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
             + (f"  confidence {w.confidence:g}" if w.confidence is not None else "")
             + f"  {stored_line(w.text)}"
             + (f"  {bracket(said)}" if (said := labels(w._asdict(), omit=(PENDING_LABEL,))) else "")
+            + (f"  corrects {', '.join(short(c) for c in w.corrects)}" if w.corrects else "")
             for w in waiting
         )
 
