@@ -181,3 +181,23 @@ def test_pending_says_where_a_guess_came_from_and_what_it_would_replace(cli, vau
     assert rows[fix]["kind"] == "correction" and rows[fix]["corrects"] == [said]
     assert rows[fix]["tier"] == "normal" and rows[fix]["state"] is False and rows[fix]["origin"] == "agent"
     assert [w["origin"] for w in rows.values() if "replicas" in w["text"]] == ["tool"]
+
+
+def test_a_tree_node_badges_a_state_and_the_write_gates_guess(cli, vault):
+    (vault.root / "optmem.toml").write_text("[tree]\nrun = 4\nfanout = 2\n", "utf-8")
+    at = iter(f"2026-03-01T00:0{i}:00Z" for i in range(9))
+    old = cli.json("append", "The API rate limit is 100 requests per minute", env={"OPTMEM_NOW": next(at)})["id"]
+    new = cli.json("append", "The API rate limit is 250 requests per minute", env={"OPTMEM_NOW": next(at)})
+    assert new["possible_update"], new  # the write gate's guess: both stand
+    state = cli.json("append", "worked until 3 am last night", "--state", env={"OPTMEM_NOW": next(at)})["id"]
+    cli.json("append", "The frontend uses React 18", env={"OPTMEM_NOW": next(at)})
+    assert cli("compact", env={"OPTMEM_NOW": "2026-03-01T01:00:00Z"}).exit_code == 0
+    files = "\n".join(p.read_text("utf-8") for p in (vault.root / "tree" / "default").glob("*.md"))
+    bullets = [line for line in files.splitlines() if line.startswith("- ")]
+    line = next(b for b in bullets if state in b)
+    assert line.endswith("[state]"), line
+    assert any(old in b and f"[may have been updated by {new['id'][-8:]}?]" in b for b in bullets), bullets
+    assert any(new["id"] in b and f"[may be a new value of {old[-8:]}?]" in b for b in bullets), bullets
+
+    shown = cli.json("tree", "default/L1-0001", env={"OPTMEM_NOW": "2026-03-01T01:00:00Z"})["node"]["body"]
+    assert f"(`{state}`) [state]" in shown, shown
