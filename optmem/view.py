@@ -657,6 +657,9 @@ def guess_notes(
     return out
 
 
+AGENT_CLAIMS = "AGENT'S CLAIMS"  # an agent's handoff: its "done" items are its own report
+
+
 def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]:
     """The words every human surface puts beside a record — search's badges, `get` and `history`,
     `conflicts`, `pending`, `sweep` — from its JSON shape (`RecordView.hit`/`full`, or a row that
@@ -704,6 +707,8 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
         out.append("STATE")
     if shape.get("kind") == record.CORRECTION:
         out.append("CORRECTION")
+    if shape.get("kind") == record.HANDOFF and shape.get("origin") == "agent":
+        out.append(AGENT_CLAIMS)  # what an agent says it did: its account, not a checked fact
     if shape.get("origin") not in (None, "user", "agent"):
         out.append(f"FROM {' AND '.join(record.origin_parts(str(shape['origin']))).upper()}")
     return out

@@ -201,3 +201,15 @@ def test_a_tree_node_badges_a_state_and_the_write_gates_guess(cli, vault):
 
     shown = cli.json("tree", "default/L1-0001", env={"OPTMEM_NOW": "2026-03-01T01:00:00Z"})["node"]["body"]
     assert f"(`{state}`) [state]" in shown, shown
+
+
+def test_an_agents_handoff_found_by_a_query_reads_as_its_claims(cli, vault):
+    assert cli("handoff", "write", "-p", "webapp", "--done", "migrated db").exit_code == 0
+    text = cli.json("context", "-p", "webapp", "--query", "migrated db")["text"]
+    found = text.split("Relevant records")[1]
+    line = next(x for x in found.splitlines() if x.startswith("- ") and "migrated db" in x)
+    assert "its “done” items are its claims" in line, text
+    hit = cli("search", "migrated db").stdout.splitlines()[0]
+    assert "AGENT'S CLAIMS" in hit, hit
+    rid = cli.json("search", "migrated db")["hits"][0]["id"]
+    assert "AGENT'S CLAIMS" in cli("get", rid).stdout.splitlines()[0]
