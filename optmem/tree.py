@@ -1004,6 +1004,8 @@ def search_nodes(
                 domain=view.display(n.domain),
                 kind="summary",
                 text=view.display_lines(body, stored).strip(),
+                # a model's words are its reading of the records, not what anyone said
+                basis=None if n.summarizer == EXTRACTIVE else "inferred",
             ),
             view.Status.CURRENT,
             score=round(s, 4),

@@ -701,8 +701,8 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
     outdated = shape.get("outdated_facts")
     for key, by in outdated.items() if isinstance(outdated, dict) else ():
         out.append(f"FACT {key} SUPERSEDED by {short_id(str(by))}")
-    if shape.get("basis") == "inferred":
-        out.append("INFERRED")
+    if shape.get("basis") == "inferred" and not (shape.get("kind") == "summary" and shape.get("summarizer")):
+        out.append("INFERRED")  # (a model's node says so in its SUMMARY label)
     if shape.get("state"):
         out.append("STATE")
     if shape.get("kind") == record.CORRECTION:

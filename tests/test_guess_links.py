@@ -213,3 +213,25 @@ def test_an_agents_handoff_found_by_a_query_reads_as_its_claims(cli, vault):
     assert "AGENT'S CLAIMS" in hit, hit
     rid = cli.json("search", "migrated db")["hits"][0]["id"]
     assert "AGENT'S CLAIMS" in cli("get", rid).stdout.splitlines()[0]
+
+
+def test_handoff_read_history_zero_is_refused_as_a_negative_one_is(cli, vault):
+    assert cli("handoff", "write", "-p", "webapp", "--done", "migrated db").exit_code == 0
+    for n in ("0", "-1"):
+        got = cli.json("handoff", "read", "-p", "webapp", "--history", n, code=2)
+        assert got["ok"] is False and got["error"]["code"] == "usage", got
+    assert len(cli.json("handoff", "read", "-p", "webapp", "--history", "1")["handoffs"]) == 1
+
+
+def test_a_model_summarisers_node_is_an_inference_in_json(cli, vault, tmp_path):
+    (vault.root / "optmem.toml").write_text("[tree]\nrun = 4\nfanout = 2\n", "utf-8")
+    for i, text in enumerate(["I have 3 monstera plants", "the frontend uses React", "deploy on Fridays", "db on pg"]):
+        cli("append", text, env={"OPTMEM_NOW": f"2026-03-01T00:0{i}:00Z"})
+    model = tmp_path / "model.sh"
+    model.write_text("#!/bin/sh\ncat > /dev/null\necho 'The user has 8 monstera plants.'\n", "utf-8")
+    model.chmod(0o755)
+    assert cli("compact", "--summarizer", str(model)).exit_code == 0
+    [hit] = [h for h in cli.json("search", "monstera plants", "--kind", "summary")["hits"] if "L1" in h["id"]]
+    assert hit["basis"] == "inferred" and hit["summarizer"] == str(model), hit
+    shown = cli("search", "monstera plants", "--kind", "summary").stdout
+    assert f"[SUMMARY (by {model}: a model's words)]" in shown, shown  # (said once: no INFERRED beside it)
