@@ -235,3 +235,18 @@ def test_a_model_summarisers_node_is_an_inference_in_json(cli, vault, tmp_path):
     assert hit["basis"] == "inferred" and hit["summarizer"] == str(model), hit
     shown = cli("search", "monstera plants", "--kind", "summary").stdout
     assert f"[SUMMARY (by {model}: a model's words)]" in shown, shown  # (said once: no INFERRED beside it)
+
+
+def test_a_confirmation_says_whose_it_was(cli, vault):
+    """An agent confirming its own guess states it (as writing it without --confidence would):
+    allowed, and said — `get` names the agent as the one who confirmed it, never reads as the user."""
+    guess = cli.json("append", "replicas maybe 3", "--confidence", "0.2")["id"]
+    assert cli("confirm", guess).exit_code == 0  # (no terminal: the agent's)
+    got = cli.json("get", guess)["record"]
+    [event] = [e for e in got["events"] if e["event"] == "confirmed"]
+    assert event["origin"] == "agent", event
+    assert "confirmed by the agent (its own statement" in cli("get", guess).stdout
+
+    other = cli.json("append", "the cache is maybe redis", "--confidence", "0.2")["id"]
+    cli("confirm", other, env={"CLAUDECODE": "1"})
+    assert [e["origin"] for e in cli.json("get", other)["record"]["events"]] == ["agent"]

@@ -127,7 +127,7 @@ def confirm(record_id: str, source: str | None, json_out: bool) -> None:
     """
     from optmem import review
 
-    res = review.confirm(get_vault(), record_id, source=source)
+    res = review.confirm(get_vault(), record_id, source=source, origin=origin_of(None))  # (who runs it)
     emit(json_out, res._asdict(), lambda: f"{res.status.replace('_', ' ')}: {res.id}")
 
 
