@@ -253,7 +253,8 @@ def append(
             "conflict_with": res.conflict_with,
             **({"held": res.held} if res.held else {}),
             # what stderr says (an MCP caller reads no stderr): kept beside, replaced once confirmed …
-            **({"warning": res.warning} if res.warning else {}),
+            # — scanned as every stored string a surface shows is (it may quote a record's words)
+            **({"warning": view.display(res.warning)} if res.warning else {}),
         },
         human,
     )
