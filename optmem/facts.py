@@ -754,9 +754,9 @@ def _kept_basis(c: OpenConflict, kept: str | None, origin: str | None) -> str | 
     if grounded:
         raise NeedsPerson(
             f"{kept} is an inference, and {', '.join(grounded)} {'was' if len(grounded) == 1 else 'were'} not "
-            f"inferred: an inference never overrules what was said — the user settles {quote(c.name)} "
+            f"inferred: an inference never overrules what was said or found — the user settles {quote(c.name)} "
             "(ask which is right; they run `optmem resolve` themselves, at their own terminal), or keep "
-            f"the value that was said (--keep {grounded[0][-8:]}); nothing was written",
+            f"a value that was not inferred (--keep {grounded[0][-8:]}); nothing was written",
             key=c.name,
             id=kept,
         )

@@ -601,7 +601,7 @@ def _on_similar(
         )
     beside = (
         "it was kept beside it (a guess, an inference or a tool's output supersedes nothing said)"
-        if on_similar == "supersede"
+        if on_similar == "supersede" and closest["tier"] != "redline"
         else f"use `optmem correct {closest['id'][-8:]} …` to replace it instead"
     )
     return rec, "similar", f"stored, but {closest['id']} is nearly the same; {beside}"
@@ -623,8 +623,8 @@ def _guess_links(idx: Index, rec: Record) -> str | None:
             )
     if rec.pending and targets:
         return (
-            f"{', '.join(row.id for row in targets)} stays current until this guess is confirmed: a guess "
-            f"replaces it only once it is confirmed (`optmem confirm {rec.id[-8:]}`) or stated"
+            f"{', '.join(row.id for row in targets)} is not replaced while this is a guess: it replaces "
+            f"{'it' if len(targets) == 1 else 'them'} once it is confirmed (`optmem confirm {rec.id[-8:]}`) or stated"
         )
     return None
 

@@ -19,7 +19,7 @@ def test_a_pending_guess_correcting_a_statement_replaces_it_only_once_confirmed(
     got = cli("append", f"[correction] #{said} The API rate limit is 50 requests per minute", "--confidence", "0.1")
     assert got.exit_code == 0, got.stderr
     guess = cli.json("pending")["pending"][0]["id"]
-    assert "once it is confirmed" in got.stderr, got.stderr  # the writer hears it replaces nothing yet
+    assert "is not replaced while this is a guess" in got.stderr, got.stderr  # the writer hears it replaces nothing yet
 
     assert _status(cli, said) == "current"  # the statement stands; the guess waits
     assert _status(cli, guess) == "pending"
