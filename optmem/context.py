@@ -585,6 +585,7 @@ def _records(
                 guess.get("may_update"), guess.get("updated_by", ()), lambda rid: f"id {_id(rid, rid in stored)}"
             ),
             *_unchecked(vault, rows[rec.id], now),
+            *([BY_AGENT.strip(" ()")] if rec.kind == HANDOFF and rec.origin == "agent" else []),  # (a query's hit)
             *(
                 f"its {key} is outdated: see id {_id(by, rec.id in stored)}"
                 for key, by in (outdated.get(rec.id) or {}).items()

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from optmem import clock, log, view
 from optmem import text as textmod
-from optmem.errors import Ambiguous, NotApplicable, NotFound, OptmemError, UsageError, quote
+from optmem.errors import Ambiguous, NeedsPerson, NotApplicable, NotFound, OptmemError, UsageError, quote
 from optmem.index import Filters, Index, Row, match_any, open_index, prepare
 from optmem.record import CORRECTION, CORRECTION_MARK, ID_RE, MEMORY, RESOLUTION, names
 from optmem.value import Value
@@ -718,6 +718,7 @@ def _resolve(
         return _resolve_hot(vault, c, kept, text, source, allow_unsafe)
     if c.decision:
         return _resolve_decision(vault, c, kept, source)
+    basis = _kept_basis(c, kept, origin)
     tier = "redline" if any(v["tier"] == "redline" for v in c.values) else "normal"
     res = log.append(
         vault,
@@ -732,11 +733,34 @@ def _resolve(
             source=source,
             extra={"resolves": ids, **({"kept": kept} if kept else {})},
             origin=origin,  # the writer's: a kept value's too (`quarantine.derived_origin`)
+            basis=basis,
         ),
         gate=False,
         allow_unsafe=allow_unsafe,
     )
     return Resolved(res.id or "", c.name, kept, ids, res.record or {})
+
+
+def _kept_basis(c: OpenConflict, kept: str | None, origin: str | None) -> str | None:
+    """The basis of a resolution keeping the value `kept`: a person keeping it vouches for it (a
+    statement); an agent keeping an inference keeps an inference ("inferred") — and is refused
+    (`needs_person`) when it would replace a value that is no inference with it: an inference
+    never overrules what was said, or read from a tool or an import (`view.may_overrule`): the
+    user settles that, or the agent keeps the other value."""
+    chosen = next((v for v in c.values if v["id"] == kept), None)
+    if chosen is None or chosen.get("basis") != "inferred" or origin == "user":
+        return None
+    grounded = [v["id"] for v in c.values if v["id"] != kept and v.get("basis") != "inferred"]
+    if grounded:
+        raise NeedsPerson(
+            f"{kept} is an inference, and {', '.join(grounded)} {'was' if len(grounded) == 1 else 'were'} not "
+            f"inferred: an inference never overrules what was said or found — the user settles {quote(c.name)} "
+            "(ask which is right; they run `optmem resolve` themselves, at their own terminal), or keep "
+            f"a value that was not inferred (--keep {grounded[0][-8:]}); nothing was written",
+            key=c.name,
+            id=kept,
+        )
+    return "inferred"
 
 
 def _resolve_hot(

@@ -707,9 +707,18 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
         "SELECT tier, ts, pending, inferred, origin FROM rec WHERE n = ?", (src,)
     ).fetchone()
     if what == view.SUPERSEDES:
-        t_tier, t_origin = conn.execute("SELECT tier, origin FROM rec WHERE n = ?", (target,)).fetchone()
-        # the redline lock, and provenance: a second-hand text never replaces what was said
-        if target != src and view.may_supersede(s_tier, t_tier) and may_replace(s_origin, t_origin):
+        t_tier, t_origin, t_inferred = conn.execute(
+            "SELECT tier, origin, inferred FROM rec WHERE n = ?", (target,)
+        ).fetchone()
+        # the redline lock, provenance (a second-hand text never replaces what was said), and an
+        # inference replaces only an inference; a guess's link is kept but stands once it is
+        # confirmed (`_resupersede`; CONFIRMS and a stating RESTATES apply it then)
+        if (
+            target != src
+            and view.may_supersede(s_tier, t_tier)
+            and may_replace(s_origin, t_origin)
+            and view.may_overrule(bool(s_inferred), bool(t_inferred))
+        ):
             conn.execute("INSERT INTO cor VALUES (?, ?)", (target, src))
             _resupersede(conn, target)
             _resupersede_below(conn, target)  # a forgotten version superseded now leads on again
@@ -722,6 +731,7 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
             "UPDATE rec SET confirmed = 1, seen = ? WHERE n = ?",
             (view.restated(seen, s_ts) if s_ts is not None else seen, target),
         )
+        _resupersede_below(conn, target)  # what the guess corrects is corrected now
     elif what == view.RELEASES:  # a person released it from quarantine: what it corrects is corrected now
         conn.execute("UPDATE rec SET released = 1 WHERE n = ?", (target,))
         _resupersede_below(conn, target)
@@ -731,6 +741,7 @@ def _apply(conn: sqlite3.Connection, ref: str, src: int, what: str) -> int:
         (seen,) = conn.execute("SELECT seen FROM rec WHERE n = ?", (target,)).fetchone()
         if view.confirms(not s_pending, bool(s_inferred)):
             conn.execute("UPDATE rec SET confirmed = 1 WHERE n = ? AND pending != 0", (target,))
+            _resupersede_below(conn, target)  # a guess stated: what it corrects is corrected now
         if s_ts is not None:
             conn.execute("UPDATE rec SET seen = ? WHERE n = ?", (view.restated(seen, s_ts), target))
     return target
@@ -830,14 +841,18 @@ def _settle_key(conn: sqlite3.Connection, key: str, domain: str, project: str | 
 # -- corrections: who supersedes whom, and facts with two current versions ----------------------
 # `cor` holds every applied correction link (target line, correcting line): what corrects a
 # record, and what a record corrects, are indexed look-ups both ways.
+_GUESS = "{0}.pending != 0 AND {0}.confirmed = 0"  # a guess not yet confirmed (`view.waits`)
+
+
 def _resupersede(conn: sqlite3.Connection, target: int) -> None:
     """Set what supersedes `target`: the latest of the records correcting it that still stand (a
     forgotten correction that nothing superseded does not: forgetting the newest version gives
     the fact back; a forgotten older version still leads on to its successor; a correction held
-    in quarantine does not until it is released)."""
+    in quarantine does not until it is released, nor a guess until it is confirmed)."""
     conn.execute(
         "UPDATE rec SET sup = (SELECT r.id FROM cor c JOIN rec r ON r.n = c.s WHERE c.t = ?1 "
         f"AND NOT (r.forgotten != 0 AND r.sup IS NULL) AND NOT (r.held != 0 AND r.released = 0) "
+        f"AND NOT ({_GUESS.format('r')}) "
         f"ORDER BY {NEWEST_FIRST} LIMIT 1) WHERE n = ?1",
         (target,),
     )
@@ -883,7 +898,7 @@ def _settle_fork(conn: sqlite3.Connection, root: int) -> None:
         for n in visited
         for key, domain, project in conn.execute(
             "SELECT key, domain, project FROM rec WHERE n = ? AND forgotten = 0 AND sup IS NULL AND ksup IS NULL "
-            "AND retired = 0",
+            f"AND retired = 0 AND NOT ({_GUESS.format('rec')})",  # (a guess waits: no version yet)
             (n,),
         )
     ]

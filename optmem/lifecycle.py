@@ -393,6 +393,13 @@ class Waiting(NamedTuple):
     restated: int  # other conversations that said it again (guesses: counted, never enough)
     status: str  # pending, or cold once pending_ttl passed
     basis: str | None = None  # "inferred": an agent's conclusion (`view.labels`)
+    # what else it is, as every surface labels it (`view.labels`): where it came from, a
+    # correction (and the records it replaces once confirmed), its tier, a state
+    origin: str | None = None
+    kind: str = "note"
+    tier: str = "normal"
+    state: bool = False
+    corrects: tuple[str, ...] = ()
 
 
 def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None) -> list[Waiting]:
@@ -415,8 +422,8 @@ def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None)
         stored = idx.as_stored([row for row, _ in rows])  # (as every surface shows them: `view.as_stored`)
         for row, st in rows:
             rec = idx.record(row)
-            said = [row.id, rec.ts, row.domain, row.project, rec.text]
-            rid, ts, domain, project, text = view.shown(said, row.n in stored)
+            said = [row.id, rec.ts, row.domain, row.project, rec.text, rec.origin, list(rec.corrects)]
+            rid, ts, domain, project, text, origin, corrects = view.shown(said, row.n in stored)
             out.append(
                 Waiting(
                     rid,
@@ -429,6 +436,11 @@ def queue(vault: Vault, *, include_cold: bool = False, limit: int | None = None)
                     idx.restatements(row),
                     st.value,
                     rec.basis,
+                    origin,
+                    rec.kind,
+                    rec.tier,
+                    bool(rec.state),
+                    tuple(corrects),
                 )
             )
     return out

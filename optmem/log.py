@@ -505,7 +505,7 @@ def _append(
             if updates:
                 rec, update_warning = _on_update(rec, updates, on_update, _said(idx, rec, updates))
             rec, status, warning = _on_similar(rec, similar, on_similar, _said(idx, rec, similar))
-            warning = warning or update_warning
+            warning = "; ".join(w for w in (warning or update_warning, _guess_links(idx, rec)) if w) or None
             if rec.held:
                 status, warning = "held", _held_notice(rec)
             if status == "skipped":
@@ -616,20 +616,43 @@ def _on_similar(
     closest = similar[0]
     if on_similar == "skip":
         return rec, "skipped", "a near duplicate exists; nothing was stored"
-    if on_similar == "supersede" and closest["tier"] != "redline" and closest["id"] not in said:
+    # a guess replaces nothing before it is confirmed, an inference never replaces a statement, nor
+    # does a tool's output (`said`): each is kept beside it, as `_on_update` keeps them
+    sure = not rec.pending and rec.basis != "inferred"
+    if on_similar == "supersede" and closest["tier"] != "redline" and closest["id"] not in said and sure:
         return (
             rec._replace(corrects=(*rec.corrects, closest["id"]), kind=CORRECTION if rec.kind == NOTE else rec.kind),
             "stored",
             None,
         )
-    return (
-        rec,
-        "similar",
-        (
-            f"stored, but {closest['id']} is nearly the same; use "
-            f"`optmem correct {closest['id'][-8:]} …` to replace it instead"
-        ),
+    beside = (
+        "it was kept beside it (a guess, an inference or a tool's output supersedes nothing said)"
+        if on_similar == "supersede" and closest["tier"] != "redline"
+        else f"use `optmem correct {closest['id'][-8:]} …` to replace it instead"
     )
+    return rec, "similar", f"stored, but {closest['id']} is nearly the same; {beside}"
+
+
+def _guess_links(idx: Index, rec: Record) -> str | None:
+    """What the writer of a guess or an inference hears when it names records in `corrects`: a
+    guess replaces them once it is confirmed, an inference replaces nothing stated — both stand
+    (the index decides the same: `ingest._apply`, `view.may_overrule`)."""
+    if not rec.corrects or not (rec.pending or rec.basis == "inferred"):
+        return None
+    targets = [row for ref in rec.corrects for row in idx.resolve(ref)]
+    if rec.basis == "inferred":
+        stated = [row.id for row in targets if not row.inferred]
+        if stated:
+            return (
+                f"{', '.join(stated)} stays current: an inference replaces nothing said — both stand, the "
+                f"inference labelled (a statement of the new value, `optmem correct {stated[0][-8:]} …`, replaces it)"
+            )
+    if rec.pending and targets:
+        return (
+            f"{', '.join(row.id for row in targets)} is not replaced while this is a guess: it replaces "
+            f"{'it' if len(targets) == 1 else 'them'} once it is confirmed (`optmem confirm {rec.id[-8:]}`) or stated"
+        )
+    return None
 
 
 def _seen(rec: Record, ref: str, now: float) -> Record:

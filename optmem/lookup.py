@@ -89,6 +89,8 @@ def _events(idx: Index, row: Row) -> list[dict[str, Any]]:
         }
         if what == "said_again":
             event.update(session=other.session, pending=bool(other.pending))
+        if what == "confirmed":  # whose word made it current: the user's, or an agent's own statement
+            event.update(origin=other.origin)
         if what == "verified":
             checked = idx.record(other)
             event.update(note=checked.extra.get("note"), source=checked.source)

@@ -94,16 +94,17 @@ def refuse_unless_pending(idx: Any, row: Any, command: str) -> None:
         )
 
 
-def confirm(vault: Vault, ref: str, *, source: str | None = None) -> Confirmed:
-    """Confirm a pending record: it becomes current (a `confirm` line in the log). A guess
-    confirmed before is `already_confirmed` (nothing written); anything else is refused
-    (`refuse_unless_pending`)."""
+def confirm(vault: Vault, ref: str, *, source: str | None = None, origin: str | None = None) -> Confirmed:
+    """Confirm a pending record: it becomes current (a `confirm` line in the log, with who wrote
+    it: `origin` — an agent confirming a guess states it, as writing it without a confidence would,
+    and `get` says whose confirmation it was). A guess confirmed before is `already_confirmed`
+    (nothing written); anything else is refused (`refuse_unless_pending`)."""
 
     def confirmation(idx: Any, row: Any, moment: Any) -> Record | None:
         refuse_unless_pending(idx, row, "confirm")
         if row.confirmed:
             return None
-        return log.about(row, moment, CONFIRM, source=source)
+        return log.about(row, moment, CONFIRM, source=source, origin=origin)
 
     row, rec = log.write_about(vault, ref, confirmation)
     return Confirmed("confirmed", row.id, rec.id) if rec else Confirmed("already_confirmed", row.id, None)

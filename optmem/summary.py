@@ -33,6 +33,7 @@ _BADGE = re.compile(r"\[([^\[\]]+)\]")
 PENDING, INFERRED = "pending", "inferred"  # the badges of a guess and of an agent's conclusion
 UNVERIFIED = "unverified redline"  # a redline's badge, shown, in a vault the user has not trusted
 CONFLICT = "conflict"  # one of two values that stand together: the user is asked which is right
+STATE = "state"  # a temporary state ("worked until 3 am last night"), not a habit
 KEPT_BADGES = ("correction", "redline")  # a bullet with one of these is always quoted
 GUESS_BADGES = ("may be a new value of ", "may have been updated by ")  # shown, never stored (`view.guess_notes`)
 
@@ -460,6 +461,8 @@ class Shown:
             if torn and CONFLICT not in now:
                 now.append(CONFLICT)
             now += [b for b in provenance(row) if b not in now]  # (a node made before nodes said so)
+            if row.state and STATE not in now:
+                now.append(STATE)
             if st == view.Status.PENDING and PENDING not in now:
                 now.append(PENDING)
             elif st == view.Status.SUPERSEDED:

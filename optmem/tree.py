@@ -375,15 +375,19 @@ class _Domain:
             badges += [summary.INFERRED] if row.inferred else []
             badges += [summary.CONFLICT] if row.disputed and st in view.LIVE else []
             badges += summary.provenance(row)  # a tool's output, an import: never read as what was said
-            item = summary.Item(rec.id, said[row.n], tuple(badges), rec.kind)
-            items.append(item)
-            # the write gate's guesses go to a summariser too, worded as questions (`view.guess_notes`),
-            # so a model never reads two values the gate could not order as one settled fact
+            badges += [summary.STATE] if row.state else []
+            # the write gate's guesses, worded as questions (`view.guess_notes`), as `search` words
+            # them: the node's file never lists two values the gate could not order as two facts
+            # (`tree NODE` words them anew as it shows the node: `summary.Shown`); a summariser
+            # reads them too, with the whole ids, so a model never takes them for one settled fact
             guess = guesses.get(row.n, {})
+            notes = view.guess_notes(guess.get("may_update"), guess.get("updated_by", ()))
+            item = summary.Item(rec.id, said[row.n], (*badges, *notes), rec.kind)
+            items.append(item)
             asked = view.guess_notes(guess.get("may_update"), guess.get("updated_by", ()), lambda rid: rid)
             feed.append(
                 f"[{rec.ts}] [{rec.kind}/{rec.tier}] {said[row.n]} ({rec.id})"
-                + "".join(f" [{b}]" for b in (*item.badges, *asked))
+                + "".join(f" [{b}]" for b in (*badges, *asked))
             )
         return items, feed, said
 
@@ -1013,6 +1017,8 @@ def search_nodes(
                 domain=view.display(n.domain),
                 kind="summary",
                 text=view.display_lines(body, stored).strip(),
+                # a model's words are its reading of the records, not what anyone said
+                basis=None if n.summarizer == EXTRACTIVE else "inferred",
             ),
             view.Status.CURRENT,
             score=round(s, 4),

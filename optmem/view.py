@@ -240,6 +240,12 @@ def may_supersede(writer_tier: int, target_tier: int) -> bool:
     return target_tier != Tier.REDLINE or writer_tier == Tier.REDLINE
 
 
+def may_overrule(writer_inferred: bool, target_inferred: bool) -> bool:
+    """An inference replaces only an inference: what was stated (or read from a tool or an
+    import) stands beside it, as a key's stated value stands against a newer inference."""
+    return not writer_inferred or target_inferred
+
+
 def retired_at_birth(kind: str, extra: dict[str, Any]) -> bool:
     """A hot-memory journal record of a removed entry is no longer current when it is written."""
     return kind == MEMORY and extra.get("op") == "remove"
@@ -651,6 +657,9 @@ def guess_notes(
     return out
 
 
+AGENT_CLAIMS = "AGENT'S CLAIMS"  # an agent's handoff: its "done" items are its own report
+
+
 def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]:
     """The words every human surface puts beside a record — search's badges, `get` and `history`,
     `conflicts`, `pending`, `sweep` — from its JSON shape (`RecordView.hit`/`full`, or a row that
@@ -692,12 +701,14 @@ def labels(shape: Mapping[str, Any], *, omit: Collection[str] = ()) -> list[str]
     outdated = shape.get("outdated_facts")
     for key, by in outdated.items() if isinstance(outdated, dict) else ():
         out.append(f"FACT {key} SUPERSEDED by {short_id(str(by))}")
-    if shape.get("basis") == "inferred":
-        out.append("INFERRED")
+    if shape.get("basis") == "inferred" and not (shape.get("kind") == "summary" and shape.get("summarizer")):
+        out.append("INFERRED")  # (a model's node says so in its SUMMARY label)
     if shape.get("state"):
         out.append("STATE")
     if shape.get("kind") == record.CORRECTION:
         out.append("CORRECTION")
+    if shape.get("kind") == record.HANDOFF and shape.get("origin") == "agent":
+        out.append(AGENT_CLAIMS)  # what an agent says it did: its account, not a checked fact
     if shape.get("origin") not in (None, "user", "agent"):
         out.append(f"FROM {' AND '.join(record.origin_parts(str(shape['origin']))).upper()}")
     return out
@@ -769,6 +780,8 @@ class RecordView(NamedTuple):
         held = self.record.held
         if held is not None:
             out["held"] = held if _RULE_NAME.fullmatch(held) else display(held)
+            if self.released:  # the rule it was held by, and that a person let it out since
+                out["released"] = True
             if self.status == Status.HELD:
                 from optmem.quarantine import held_because
 

@@ -107,6 +107,7 @@ def pending(include_cold: bool, limit: int, json_out: bool) -> None:
             + (f"  confidence {w.confidence:g}" if w.confidence is not None else "")
             + f"  {stored_line(w.text)}"
             + (f"  {bracket(said)}" if (said := labels(w._asdict(), omit=(PENDING_LABEL,))) else "")
+            + (f"  corrects {', '.join(short(c) for c in w.corrects)}" if w.corrects else "")
             for w in waiting
         )
 
@@ -126,7 +127,7 @@ def confirm(record_id: str, source: str | None, json_out: bool) -> None:
     """
     from optmem import review
 
-    res = review.confirm(get_vault(), record_id, source=source)
+    res = review.confirm(get_vault(), record_id, source=source, origin=origin_of(None))  # (who runs it)
     emit(json_out, res._asdict(), lambda: f"{res.status.replace('_', ' ')}: {res.id}")
 
 

@@ -110,7 +110,10 @@ def render_record(rec: dict[str, Any]) -> str:
             f"{them} all the same (its clock was behind, or OPTMEM_NOW set) — listed after {them}, as written"
         )
     for ev in rec.get("events") or []:
-        lines.append(f"  {ev['ts'] or '?'}  {ev['event'].replace('_', ' ')} ({short(ev['id'])})")
+        what = ev["event"].replace("_", " ")
+        if ev["event"] == "confirmed" and ev.get("origin") not in (None, "user"):
+            what += f" by the {ev['origin']} (its own statement, not the user's)"
+        lines.append(f"  {ev['ts'] or '?'}  {what} ({short(ev['id'])})")
     lines += [f"  {x}" for x in defuse(rec["text"]).split("\n")]
     return "\n".join(lines)
 
@@ -249,6 +252,9 @@ def append(
             "confirmed": res.confirmed,
             "conflict_with": res.conflict_with,
             **({"held": res.held} if res.held else {}),
+            # what stderr says (an MCP caller reads no stderr): kept beside, replaced once confirmed …
+            # — scanned as every stored string a surface shows is (it may quote a record's words)
+            **({"warning": view.display(res.warning)} if res.warning else {}),
         },
         human,
     )

@@ -149,7 +149,7 @@ def handoff_read(
     if history is None and domain is None:
         found = handoff.latest_per_domain(vault, project, show_unsafe=allow_unsafe)
     else:
-        found = handoff.read(vault, project, history or 1, domain=domain, show_unsafe=allow_unsafe)
+        found = handoff.read(vault, project, 1 if history is None else history, domain=domain, show_unsafe=allow_unsafe)
 
     def human() -> str:  # stored text, fenced: the handoffs one after the other, a blank line between
         parts: list[str] = []
