@@ -97,6 +97,7 @@ def main() -> None:
         ("blind_safety11", "blind 11"),
         ("blind_safety12", "blind 12"),
         ("blind_safety13", "blind 13"),
+        ("blind_safety14", "blind 14"),
     ):
         blind = corpus.blind_attacks(name)
         for kind in ("injection", "secret"):

@@ -163,19 +163,18 @@ def _secret_value(m: re.Match[str]) -> bool:
     key = (groups.get("key") or "password").lower()
     value = next((groups[k] for k in ("dq", "sq", "bare") if groups.get(k)), "")
     bare = not (groups.get("dq") or groups.get("sq"))
-    if bare and m.string[m.end() : m.end() + 1] == "(":
-        return False  # a call: password=getpass(…)
-    if not (value := value.rstrip(".,;:!?") if bare else value):
-        return False
+    if (bare and m.string[m.end() : m.end() + 1] == "(") or not (value := value.rstrip(".,;:!?") if bare else value):
+        return False  # a call (password=getpass(…)), or nothing left
     # a path or code: settings.DB_PASSWORD
     if bare and (value[0] in "$~./%{<[(!&*@#" or re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value)):
         return False
-    if any(k in key for k in "password passwd passphrase pwd 密码 口令".split()) or key.endswith("pass"):
-        return len(value) >= (6 if bare else 4) and (not bare or bool(re.search(r"\d|[^\w\s]", value)))
+    if any(k in key for k in "password passwd passphrase pwd 密码 口令".split()) or key.endswith("pass"):  # (a value in CJK words: what to fill in)
+        return not re.search(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2}", value) and len(value) >= (6 if bare else 4) and (not bare or bool(re.search(r"\d|[^\w\s]", value)))
     # token/secret/key names also label non-secrets (max_token=4096, secret: db-creds, object_key)
-    return (key != "key" or languages.random_key(value, True)) and len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    return (key != "key" or languages.random_key(value, True)) and len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and not re.fullmatch(_WORDS, value)
 
 
+_WORDS = r"(?=[a-z_-]*[a-z]{5})[a-z]+(?:[-_][a-z]+)+(?:[-_]\d{1,4})?"  # a key's name or a fake one in words (beispiel-schluessel-42), not a key drawn at random
 # a key's body after its BEGIN line (past headers, spaces, an escaped \n): a base64 block, or the end of the text (a key cut off)
 _BODY = r"(?:\s|\\[nr])*(?:[\w-]+: [^\n]*\n\s*)*(?:[A-Za-z0-9+/]{16}|[A-Za-z0-9+/]{3,}(?:[=.…\n]|\\n|\s*$)|$)"
 
@@ -190,7 +189,7 @@ def _sham(m: re.Match[str]) -> bool:
         len(set(tail)) <= 2 < len(tail)
         or sum(c in "x*•#" for c in low) * 2 >= len(low)
         or any(v in m[0] for v in languages.PUBLISHED)
-        or bool(re.fullmatch(languages.PLACEHOLDER, value, re.I))
+        or bool(re.fullmatch(languages.PLACEHOLDER, value, re.I) or (body == m[0] and re.fullmatch(_WORDS, value)))
         or bool(re.fullmatch(r"[a-z]{2,8}[_-](?:[a-z]{1,8}[_-])?(?=[A-Z_-]*(?:YOUR|TOKEN|KEY|HERE))[A-Z]+(?:[-_][A-Z]+)+", m[0]))
         or (m[0].startswith("-----BEGIN") and not re.match(_BODY, m.string[m.end() : m.end() + 80]))
     )
