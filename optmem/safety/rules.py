@@ -174,7 +174,7 @@ def _secret_value(m: re.Match[str]) -> bool:
     return (key != "key" or languages.random_key(value, True)) and len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and not re.fullmatch(_WORDS, value)
 
 
-_WORDS = r"(?=[a-z_-]*[a-z]{5})[a-z]+(?:[-_][a-z]+)+(?:[-_]\d{1,4})?"  # a key's name or a fake one in words (beispiel-schluessel-42), not a key drawn at random
+_WORDS = r"(?=[a-z_-]*[a-z]{5})[a-z]{1,15}(?:[-_][a-z]{1,15})+(?:[-_]\d{1,4})?"  # a key's name or a fake one in words (beispiel-schluessel-42), not a key drawn at random
 # a key's body after its BEGIN line (past headers, spaces, an escaped \n): a base64 block, or the end of the text (a key cut off)
 _BODY = r"(?:\s|\\[nr])*(?:[\w-]+: [^\n]*\n\s*)*(?:[A-Za-z0-9+/]{16}|[A-Za-z0-9+/]{3,}(?:[=.…\n]|\\n|\s*$)|$)"
 
