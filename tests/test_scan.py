@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import re
 import subprocess
@@ -1698,7 +1699,8 @@ def test_a_local_default_login_said_in_prose_is_no_secret(text, refused):
         # (held out in the fourteenth stop: 77.3 %, 2.2 % held at its first measure; the check set of the fifteenth,
         # measured before and after: 77.3 -> 77.8 %, 1.9 % held, agents' words 7 -> 9 of 43)
         ("blind_safety13", 0.775, 0.021),
-        # (held out in the fifteenth stop: 77.9 %, 3.2 % held, 3 refused at its first measure; 77.9 %, 3.2 %, 0 at its end)
+        # (held out in the fifteenth stop: 77.9 %, 3.2 % held, 3 refused at its first measure; 77.9 %, 3.2 %, 0 at
+        # its end)
         ("blind_safety14", 0.775, 0.033),
     ],
 )
@@ -2031,3 +2033,24 @@ def test_a_record_held_for_an_injection_never_keeps_a_secret(tmp_path):
     assert stored and not [b for b in stored if token.encode() in b]
     said, rules = redact_secrets(f"{order} token {token}")
     assert said == f"{order} token [BLOCKED: github_token]" and rules == ["github_token"]
+
+
+@pytest.mark.long
+def test_a_finding_is_the_same_whatever_the_hash_seed():
+    """A word the table gives two meanings (a login's and a key's) used to keep them in a set, so which rule a text
+    was named by (a labelled key, or a credential in prose) changed from one process to the next; a verdict stored
+    by one and read by another must agree."""
+    text = next(r["text"] for r in corpus.blind_attacks("blind_safety9") if r["id"] == "b0003")
+    code = "import sys; from optmem.safety import scan; print(scan.find(sys.stdin.read()))"
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            input=text,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in (1, 2, 3, 4)
+    }
+    assert len(seen) == 1 and seen != {"None\n"}, seen

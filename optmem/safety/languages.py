@@ -923,6 +923,6 @@ def _automaton() -> "ahocorasick.Automaton":
             words.setdefault(word, set()).add(("" if lang == "any" else lang, concept))
     automaton = ahocorasick.Automaton()
     for word, meanings in words.items():
-        automaton.add_word(word, (word, tuple(meanings)))
+        automaton.add_word(word, (word, tuple(sorted(meanings))))  # (sorted: the same finding whatever the hash seed)
     automaton.make_automaton()
     return automaton
