@@ -254,45 +254,61 @@ def _conflicts(
     return Section("conflicts", TITLES["conflicts"], out, names=names)
 
 
-def _split(vault: Vault, project: str | None, domain: str | None, *, said: bool = True) -> Section:
+def _split(
+    vault: Vault, project: str | None, domain: str | None, *, said: bool = True, budget: int | None = None
+) -> Section:
     """The part of keys with a different current value in two or more domains (`facts.splits`;
     `conflicts --json` lists them apart, `across_domains`, outside its `count`): one line per
     key, each named for the line that says which were cut — or, not `said`, only how many. A
     domain filter is exact (SPEC §6.6): under `--domain` only that domain's value is told, and the
-    other domains' named by id."""
+    other domains' named by id. Only the keys that can be in a block of `budget` characters are
+    read back and said: once the lines so far are longer than the budget together, no later one
+    can be shown (`fit` cuts the part before it can fit), so the rest are named and counted only
+    — a large log holds thousands of such keys."""
     from optmem import facts
+    from optmem.index import open_index
 
-    split = [
-        sk
-        for sk in facts.splits(vault)
-        if not (
-            (domain and domain not in {v["domain"] for v in sk.values})
-            or (project and sk.project not in (None, project))
-        )
-    ]
-    if not said:
-        return Section("across_domains", TITLES["across_domains"], [], len(split))
-    out, names = [], []
-    for sk in split:
-        mine = [v for v in sk.values if not domain or v["domain"] == domain]
-        others = [v for v in sk.values if domain and v["domain"] != domain]
-        told = " and ".join(
-            f"“{_line(v['text'][:160])}” ({_line(v['domain'])}, {_line(v['ts'])[:10]}, id {_id(v['id'], False)})"
-            for v in mine[-3:]
-        )
-        whose = f" (project {_line(sk.project)})" if sk.project and sk.project != project else ""
-        if others:
-            ids = ", ".join(_id(v["id"], False) for v in others[-3:])
-            where = f"{_line(sk.key)}{whose} is {told}; another domain holds a different value (id {ids})"
-        else:
-            n = len({v["domain"] for v in sk.values})
-            where = f"{_line(sk.key)}{whose} holds a different current value in {n} domains: {told}"
-        out.append(
-            f"- {where} — each domain keeps its own; if they are one fact, ask the user which is right now, then "
-            "`optmem correct ID TEXT` the stale one"
-        )
-        names.append(_line(sk.key) + whose)
-    return Section("across_domains", TITLES["across_domains"], out, names=names)
+    now = clock.now().timestamp()
+    with open_index(vault) as idx:
+        heads = [
+            (key, p, rows)
+            for key, p, rows in facts.split_heads(idx, now)
+            # (a domain as `get` shows it: one the scanner flags reads `[BLOCKED: rule]`, as in `facts.splits`)
+            if not (
+                (domain and domain not in {view.display(r.domain) for r in rows})
+                or (project and p not in (None, project))
+            )
+        ]
+        if not said:
+            return Section("across_domains", TITLES["across_domains"], [], len(heads))
+        out, names = [], []
+        size = 0
+        for key, p, rows in heads:
+            whose = f" (project {_line(p)})" if p and p != project else ""
+            if budget is not None and size > budget:  # (past what the block can show: named, not said)
+                names.append(_line(view.shown(key)) + whose)
+                continue
+            sk = facts.split_key(idx, key, p, rows, now)
+            mine = [v for v in sk.values if not domain or v["domain"] == domain]
+            others = [v for v in sk.values if domain and v["domain"] != domain]
+            told = " and ".join(
+                f"“{_line(v['text'][:160])}” ({_line(v['domain'])}, {_line(v['ts'])[:10]}, id {_id(v['id'], False)})"
+                for v in mine[-3:]
+            )
+            if others:
+                ids = ", ".join(_id(v["id"], False) for v in others[-3:])
+                where = f"{_line(sk.key)}{whose} is {told}; another domain holds a different value (id {ids})"
+            else:
+                n = len({v["domain"] for v in sk.values})
+                where = f"{_line(sk.key)}{whose} holds a different current value in {n} domains: {told}"
+            item = (
+                f"- {where} — each domain keeps its own; if they are one fact, ask the user which is right now, then "
+                "`optmem correct ID TEXT` the stale one"
+            )
+            out.append(item)
+            names.append(_line(sk.key) + whose)
+            size += len(_item(item)) + 1
+    return Section("across_domains", TITLES["across_domains"], out, len(names) - len(out), names=names)
 
 
 def _hot(
@@ -636,7 +652,7 @@ def build(
     sections = [
         Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
         _conflicts(vault, own, domain, said=not crowded, mine=project),
-        _split(vault, own, domain, said=not crowded),
+        _split(vault, own, domain, said=not crowded, budget=budget),
         Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings, scope, stale_only=not hot)),
         Section("user", TITLES["user"], _hot(vault, "user", None, warnings, scope, stale_only=not hot)),
     ]

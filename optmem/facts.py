@@ -384,30 +384,67 @@ _SPLIT = (
 )
 
 
-def split_rows(idx: Index, key: str, project: str | None, now: float) -> list[Row]:
-    """`Index.split_rows`: the current values of `key` in `project` when they differ between domains."""
-    return idx.split_rows(key, project, now)
+_MARKS = (b"[corr", "〔更正〕".encode(), b"\\u")  # (in a line whose text opens with `CORRECTION_MARK`)
+
+
+def _said_as(idx: Index, row: Row) -> str:
+    """What a value says, as `Index.split_rows` compares values: the fingerprint of its text
+    without a correction's prefix, else its id. A line that cannot hold that prefix (no "[corr"
+    in any case, no "〔更正〕", no escape that could spell either) has its text's fingerprint in
+    the index already (`fp`, what `_SPLIT` counts): its text is not read back and folded again."""
+    raw = idx.line(row)
+    if not any(m in raw.lower() for m in _MARKS):
+        return row.fp or row.id
+    return textmod.fingerprint(CORRECTION_MARK.sub("", idx.record(row).text)) or row.id
+
+
+def split_heads(idx: Index, now: float) -> list[tuple[str, str | None, list[Row]]]:
+    """The keys whose current values differ between domains, oldest first, each as (key, project,
+    its current values oldest first) — what `split_keys` says of each, without reading back the
+    values' verdicts, guesses and views: for a caller that says only the first few (`context`).
+    The current values of the candidate keys are read a page of keys a query (`Index.split_rows`'s
+    filter, in SQL), then each key's values compared as `Index.split_rows` compares them."""
+    pairs = [(key, project) for key, project in idx.conn.execute(_SPLIT, (MEMORY,)).fetchall()]
+    wanted = set(pairs)
+    current, params = view.is_sql(view.Status.CURRENT, now)
+    groups: dict[tuple[str, str | None], list[Row]] = {}
+    keys = sorted({key for key, _ in pairs})
+    for i in range(0, len(keys), 500):  # (a page of keys a query: SQLite's bound on parameters)
+        page = keys[i : i + 500]
+        for r in idx.rows(
+            f"r.key IN ({','.join('?' * len(page))}) AND r.state = 0 AND r.kind != ? AND {current}",
+            [*page, MEMORY, *params],
+        ):
+            if (pair := (r.key or "", r.project)) in wanted:  # (its key is one of the page's)
+                groups.setdefault(pair, []).append(r)
+    out: list[tuple[float, str, str | None, list[Row]]] = []
+    for key, project in pairs:  # (in the candidates' order: values of one day stay in it)
+        if not (rows := groups.get((key, project), [])):
+            continue
+        if len({r.domain for r in rows}) < 2 or len({_said_as(idx, r) for r in rows}) < 2:
+            continue
+        rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
+        out.append((min(r.ts or 0 for r in rows), key, project, rows))
+    return [(key, project, rows) for _, key, project, rows in sorted(out, key=lambda x: x[0])]
+
+
+def split_key(
+    idx: Index, key: str, project: str | None, rows: list[Row], now: float, *, show_unsafe: bool = False
+) -> SplitKey:
+    """One of `split_heads` said: its values read back as `get` shows them (`SplitKey`)."""
+    ok = idx.passed([r for r in rows if not r.held])  # (the gate's verdicts and the guesses: one
+    guessed = idx.guesses_of(rows, now)  # #                 look-up for the key's values, not one a value)
+    across = idx.across_domains(rows, now)
+    said = [
+        idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {}), across=across).full(show_unsafe=show_unsafe)
+        for r in rows
+    ]
+    return SplitKey(key if show_unsafe else view.shown(key), project, said)
 
 
 def split_keys(idx: Index, now: float, *, show_unsafe: bool = False) -> list[SplitKey]:
     """Keys whose current values differ between domains (`SplitKey`), oldest first."""
-    out: list[tuple[float, SplitKey]] = []
-    for key, project in idx.conn.execute(_SPLIT, (MEMORY,)).fetchall():
-        if not (rows := split_rows(idx, key, project, now)):
-            continue
-        rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
-        ok = idx.passed([r for r in rows if not r.held])  # (the gate's verdicts and the guesses: one
-        guessed = idx.guesses_of(rows, now)  # #                 look-up for the key's values, not one a value)
-        across = idx.across_domains(rows, now)
-        said = [
-            idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {}), across=across).full(
-                show_unsafe=show_unsafe
-            )
-            for r in rows
-        ]
-        shown = key if show_unsafe else view.shown(key)
-        out.append((min(r.ts or 0 for r in rows), SplitKey(shown, project, said)))
-    return [s for _, s in sorted(out, key=lambda x: x[0])]
+    return [split_key(idx, k, p, rows, now, show_unsafe=show_unsafe) for k, p, rows in split_heads(idx, now)]
 
 
 def splits(vault: Vault, *, show_unsafe: bool = False) -> list[SplitKey]:

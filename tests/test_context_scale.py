@@ -4,6 +4,9 @@ have — and the block is the same to the byte as the one made from everything."
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from conftest import put
 
@@ -110,3 +113,86 @@ def test_the_block_is_the_one_made_from_everything_at_every_budget(vault, monkey
         seen_crowded = seen_crowded or "3 conflicts item(s)" in got.text
         seen_roomy = seen_roomy or "Ask the user" in got.text
     assert seen_crowded and seen_roomy  # both sides of the line were checked
+
+
+def _split_vault(root: Vault, monkeypatch: pytest.MonkeyPatch, n: int) -> tuple[Vault, list[Any]]:
+    """`n` keys each holding one value in `code` and another in `hermes` (every third of project
+    webapp, the rest of none: under `-p webapp` two keys of one name are named alike), and two
+    keys whose values differ only by a correction's prefix — one written by optmem, one a
+    hand-typed line spelling it with a JSON escape: those are one value, no split."""
+    (root.root / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    vault = Vault(root.root)
+    written = []
+    for i in range(n):
+        for hour, (domain, port) in enumerate((("code", 8000 + i), ("hermes", 9000 + i))):
+            monkeypatch.setenv("OPTMEM_NOW", f"2026-05-{10 + i // 10:02d}T{hour + 10}:{i % 10:02d}:00Z")
+            project = "webapp" if i % 3 == 0 else None
+            key = f"svc{i // 2 if i % 3 else i}.port"  # (svc0.port of webapp and of none, …)
+            written.append(put(vault, f"service {i} listens on port {port}", key=key, domain=domain, project=project))
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T10:00:00Z")
+    put(vault, "the cache lives in redis", key="cache.where", domain="code")
+    put(vault, "[correction] the cache lives in redis", key="cache.where", domain="hermes")
+    put(vault, "the queue is rabbitmq", key="queue.what", domain="code")
+    line = {"v": 1, "id": "01M9200000000000000000000Q", "ts": "2026-06-01T11:00:00Z", "domain": "hermes"}
+    line |= {"kind": "note", "tier": "normal", "key": "queue.what", "text": "\\u005bcorrection] the queue is rabbitmq"}
+    with (vault.root / "LOG.jsonl").open("a", encoding="utf-8") as log:  # (typed by hand: `text` escaped)
+        log.write(json.dumps(line).replace("\\\\u005b", "\\u005b") + "\n")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-02T00:00:00Z")
+    return vault, written
+
+
+@pytest.mark.long
+def test_keys_split_between_domains_past_the_budget_are_named_not_read(vault, monkeypatch):
+    """The keys another domain holds otherwise past what the budget can show are named on the
+    summary line and counted, not read back and said (a log of a million records holds
+    thousands): the block is the one made from every key said, to the byte, at every budget,
+    with and without a project or a domain — and a small budget reads the values of a few keys."""
+    vault, _ = _split_vault(vault, monkeypatch, 24)
+    full = context._split
+
+    def everything(*args: Any, **kw: Any) -> Section:
+        return full(*args, **(kw | {"budget": None}))
+
+    seen_cut = seen_whole = False
+    for scope in ({}, {"project": "webapp"}, {"domain": "hermes"}, {"project": "webapp", "domain": "code"}):
+        for budget in (*range(700, 6000, 433), 40_000):
+            try:
+                got = context.build(vault, budget=budget, **scope)
+            except UsageError:
+                continue
+            monkeypatch.setattr(context, "_split", everything)
+            try:
+                want = context.build(vault, budget=budget, **scope)
+            finally:
+                monkeypatch.setattr(context, "_split", full)
+            assert got == want, (scope, budget)
+            split = [s for s in got.sections if s["name"] == "across_domains"][0]
+            seen_cut = seen_cut or (bool(split["items"]) and "summary" in split)
+            seen_whole = seen_whole or (bool(split["items"]) and not split["omitted"])
+    assert seen_cut and seen_whole  # both a part cut to a few keys and one said whole were checked
+    _, values = _read(monkeypatch)
+    small = context.build(vault, budget=1500)
+    read = len(values)
+    monkeypatch.setattr(context, "_split", everything)
+    assert context.build(vault, budget=1500) == small
+    assert small.omitted["across_domains"] > 15 and 0 < read <= 12 and len(values) - read >= 40  # (a few keys' values)
+
+
+def test_a_key_split_between_domains_reads_as_it_did(vault, monkeypatch):
+    """The lines of the part, word for word: a key said with each domain's value, the keys cut
+    named on one line, and two values that differ only by a correction's prefix not split."""
+    vault, written = _split_vault(vault, monkeypatch, 3)
+    block = context.build(vault, budget=900)
+    split = [s for s in block.sections if s["name"] == "across_domains"][0]
+    code, hermes = written[0], written[1]
+    assert split["items"] == [
+        f"- svc0.port (project webapp) holds a different current value in 2 domains: “service 0 listens on port "
+        f"8000” (code, 2026-05-10, id {code.id[-8:]}) and “service 0 listens on port 9000” (hermes, 2026-05-10, "
+        f"id {hermes.id[-8:]}) — each domain keeps its own; if they are one fact, ask the user which is right now, "
+        "then `optmem correct ID TEXT` the stale one"
+    ]
+    assert split["summary"] == (
+        "- [2 more key(s) hold a different value in another domain: svc0.port, svc1.port — "
+        "`optmem conflicts` lists them]"
+    )
+    assert "cache.where" not in block.text and "queue.what" not in block.text
