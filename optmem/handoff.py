@@ -410,7 +410,11 @@ def latest_per_domain(
     others = [h for h in others if first is None or (h.id != first.id and h.summary() != first.summary())]
     others.sort(key=_order, reverse=True)
     # each agent's latest, then the handoffs of its domain written beside it (`beside`)
-    return [x for h in ([first] if first is not None else []) + others[:AGENTS_SHOWN] for x in (h, *beside(vault, h, show_unsafe=show_unsafe))]
+    return [
+        x
+        for h in ([first] if first is not None else []) + others[:AGENTS_SHOWN]
+        for x in (h, *beside(vault, h, show_unsafe=show_unsafe))
+    ]
 
 
 _WALK = 8  # handoff records looked through for the journal of a person's edit

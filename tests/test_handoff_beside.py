@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import fenced_json, mcp_session
-from test_sync import CLI, ENV, om, pair, printed, sync
+from test_sync import om, pair, printed, sync
 
 LAPTOP = ("--done", "端口改到 9090", "--next", "更新 nginx")
 DESKTOP = ("--done", "staging DNS switched", "--next", "announce in #dev")
@@ -56,6 +56,9 @@ def test_the_handoff_written_beside_the_latest_is_shown_with_it_on_both_machines
         latest, beside = _read(clone)
         assert (latest["id"], latest["next"], "beside" not in latest) == (desktop, ["announce in #dev"], True)
         assert (beside["id"], beside["next"], beside["beside"]) == (laptop, ["更新 nginx"], desktop)
+        mine = om(clone, "handoff", "read", "-p", "webapp", "-d", "default")["handoffs"]
+        assert [(h["id"], h.get("beside")) for h in mine] == [(desktop, None), (laptop, desktop)]
+        assert len(om(clone, "handoff", "read", "-p", "webapp", "--history", "5")["handoffs"]) == 2
         told = printed(clone, "handoff", "read", "-p", "webapp")
         assert "更新 nginx" in told and f"written beside the latest, {desktop[-8:]}" in told, told
         (project,) = om(clone, "handoff", "list")["projects"]

@@ -26,8 +26,7 @@ PROJECT = opt("project", "--project", "-p", help="The project.")
 
 # a handoff of the same project and domain the latest's writer had not seen, as `handoff read` labels it
 BESIDE_SAID = (
-    "(written beside the latest, {id} — on another machine, before a sync —, not before it: "
-    "its open items still stand)"
+    "(written beside the latest, {id} — on another machine, before a sync —, not before it: its open items still stand)"
 )
 
 
@@ -159,6 +158,8 @@ def handoff_read(
         found = handoff.latest_per_domain(vault, project, show_unsafe=allow_unsafe)
     else:
         found = handoff.read(vault, project, 1 if history is None else history, domain=domain, show_unsafe=allow_unsafe)
+        if history is None:  # (that domain's latest, and any of its handoffs written beside it)
+            found += handoff.beside(vault, found[0], show_unsafe=allow_unsafe)
 
     def human() -> str:  # stored text, fenced: the handoffs one after the other, a blank line between
         parts: list[str] = []
