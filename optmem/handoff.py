@@ -559,12 +559,7 @@ def list_all(vault: Vault) -> list[dict[str, Any]]:
             out.append({"project": project, "unreadable": view.display(f"projects/{project}/HANDOFF.md {why}")})
             continue
         out.append(
-            {
-                "project": project,
-                **_listed(latest),
-                "edited": latest.edited,
-                "agents": [_listed(h) for h in agents],
-            }
+            {"project": project, **_listed(latest), "edited": latest.edited, "agents": [_listed(h) for h in agents]}
         )
     return out
 
