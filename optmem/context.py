@@ -451,6 +451,10 @@ def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]
     for h in found:
         # what to do next matters most to the next session, so it comes first (and is cut last)
         items = [f"- next: {_line(i)}" for i in h.next] + [f"- blocked: {_line(i)}" for i in h.blocked]
+        if h.beside:  # written beside the latest, on another machine (`handoff.beside`): its open items
+            title = TITLES["handoff_beside"].format(project=project, time=_line(h.time), id=_id(h.beside))
+            out.append((title + (BY_AGENT if h.origin == "agent" else ""), items))
+            continue
         items += [f"- done: {_line(i)}" for i in h.done]
         if h.note:
             items.append(f"- note: {_line(h.note)}")

@@ -143,6 +143,10 @@ def write(
             # of the view journals it (`follow`): their words are never overwritten unlogged
             _follow_one(vault, project, before_write=True)
             after, newest = _newest(vault, project)
+            # the handoffs of its project and domain its writer sees as the latest (the shown one and
+            # any written beside it): this one follows them, and none of them is shown beside it
+            with _index(vault) as idx:
+                extra["after"] = [r.id for r in _heads(idx, project, log.default_domain(vault, domain))]
             said = clock.now()
             res = log.append(
                 vault,
@@ -171,6 +175,56 @@ def write(
             raise
         raise _stored_unwritten(path, stored, exc) from exc  # (the disk filled meanwhile, …)
     return done_h
+
+
+BESIDE_WALK = 16  # a project's (domain's) newest handoffs looked through for ones written beside the latest
+
+
+def _index(vault: Vault) -> Any:
+    from optmem.index import open_index
+
+    return open_index(vault)
+
+
+def _after_of(idx: Any, row: Row) -> list[str] | None:
+    """The handoffs a handoff record's writer saw as the latest of its project and domain (its
+    `after`); None for one written without it (before handoffs kept it, or typed by hand): it
+    follows every handoff before it."""
+    after = idx.record(row).extra.get("after")
+    if isinstance(after, list) and all(isinstance(a, str) for a in after):
+        return after
+    return None
+
+
+def _heads(idx: Any, project: str, domain: str) -> list[Row]:
+    """The handoffs of `project` and `domain` no later one followed, newest first (of its
+    `BESIDE_WALK` newest): the latest, and each written beside it — on another machine, before a
+    sync — that its writer had not seen. One without `after` follows every handoff before it."""
+    out: list[Row] = []
+    seen: set[str] = set()
+    for row in idx.handoffs(project, BESIDE_WALK, domain):
+        if row.id not in seen:
+            out.append(row)
+        after = _after_of(idx, row)
+        if after is None:
+            break
+        seen.update(after)
+    return out
+
+
+def beside(vault: Vault, latest: Handoff, *, show_unsafe: bool = False) -> list[Handoff]:
+    """The handoffs of `latest`'s project and domain written beside it (`_heads`: on another
+    machine, before a sync — its writer had not seen them), newest first, each with `beside` its
+    id: their open items are the next session's as much as the latest's. None when `latest` is no
+    record of the log's (a HANDOFF.md typed by hand) or no other was written beside it."""
+    if not latest.id or not latest.domain or not NAME_RE.fullmatch(latest.domain):
+        return []
+    with _index(vault) as idx:
+        heads = _heads(idx, latest.project, latest.domain)
+        if latest.id not in {r.id for r in heads}:
+            return []
+        found = [from_row(idx, r)._replace(beside=latest.id) for r in heads if r.id != latest.id]
+    return [h if show_unsafe else h.shown() for h in found]
 
 
 def _newest(vault: Vault, project: str) -> tuple[float, str | None]:
@@ -355,7 +409,12 @@ def latest_per_domain(
         others.append(h)
     others = [h for h in others if first is None or (h.id != first.id and h.summary() != first.summary())]
     others.sort(key=_order, reverse=True)
-    return ([first] if first is not None else []) + others[:AGENTS_SHOWN]
+    # each agent's latest, then the handoffs of its domain written beside it (`beside`)
+    return [
+        x
+        for h in ([first] if first is not None else []) + others[:AGENTS_SHOWN]
+        for x in (h, *beside(vault, h, show_unsafe=show_unsafe))
+    ]
 
 
 _WALK = 8  # handoff records looked through for the journal of a person's edit
@@ -457,11 +516,14 @@ def _journal_edit(vault: Vault, said: Handoff, latest: Handoff | None) -> str:
     extra: dict[str, Any] = {s: getattr(said, s) for s in SECTIONS if getattr(said, s)}
     if said.note:
         extra["note"] = said.note
+    domain = said.domain if said.domain and NAME_RE.fullmatch(said.domain) else None
+    if latest is not None and latest.id and latest.domain == log.default_domain(vault, domain):
+        extra["after"] = [latest.id]  # (the file the person edited showed it; another domain's: as before)
     res = log.append(
         vault,
         log.Draft(
             said.summary(),
-            domain=said.domain if said.domain and NAME_RE.fullmatch(said.domain) else None,
+            domain=domain,
             project=said.project,
             kind=HANDOFF,
             source="drift",
@@ -478,7 +540,8 @@ def _journal_edit(vault: Vault, said: Handoff, latest: Handoff | None) -> str:
 def list_all(vault: Vault) -> list[dict[str, Any]]:
     """Every project with a handoff: its latest (as `read` shows it), and the latest of each other
     agent (domain) that left one on it (`agents`, as `latest_per_domain` and context give them —
-    a later handoff of one agent never hides another's open items); a project whose HANDOFF.md
+    a later handoff of one agent never hides another's open items), each followed by the handoffs
+    of its domain written beside it (`beside`, marked so); a project whose HANDOFF.md
     cannot be read is listed with why (`unreadable`), the others as ever."""
     vault.require()
     projects = {h.project for h in _records(vault, None, None) if h.project and NAME_RE.fullmatch(h.project)}
@@ -502,7 +565,10 @@ def list_all(vault: Vault) -> list[dict[str, Any]]:
 
 
 def _listed(h: Handoff) -> dict[str, Any]:
-    return {"domain": h.domain, "time": h.time, "done": len(h.done), "blocked": len(h.blocked), "next": h.next}
+    """A handoff as `list_all` lists it; one written beside its domain's latest (`beside`) says so,
+    with its id and the latest's."""
+    said = {"domain": h.domain, "time": h.time, "done": len(h.done), "blocked": len(h.blocked), "next": h.next}
+    return said | ({"id": h.id, "beside": h.beside} if h.beside else {})
 
 
 HELD_NOTE = " ({} part(s) the security scan flagged are held in quarantine.)"  # what a handoff says of them

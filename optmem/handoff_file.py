@@ -59,6 +59,10 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
     # and said `clock_said` — so that the handoff written last is the latest
     stamped_after: str | None = None
     clock_said: str | None = None
+    # the latest handoff of its project and domain this one is shown beside: written beside it (on
+    # another machine, before a sync), not before it — the latest's writer had not seen it
+    # (`handoff.beside`); None for the latest itself
+    beside: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,7 +77,7 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
             "id": self.id,
             "edited": self.edited,
             "origin": self.origin,
-        }
+        } | ({"beside": self.beside} if self.beside else {})
 
     def shown(self) -> Handoff:
         """The handoff as every surface shows it: each field — the front matter's too — through

@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 PROJECT = opt("project", "--project", "-p", help="The project.")
 
 
+# a handoff of the same project and domain the latest's writer had not seen, as `handoff read` labels it
+BESIDE_SAID = (
+    "(written beside the latest, {id} — on another machine, before a sync —, not before it: its open items still stand)"
+)
+
+
 def _render_handoff(h: Any) -> list[str]:
     """A handoff for a prompt, as parts of a fenced body: the headings ours, every item and the
     note as `handoff.read` gives them (re-scanned, as `show` and `context` do: `[BLOCKED: rule]`,
@@ -39,6 +45,8 @@ def _render_handoff(h: Any) -> list[str]:
             + ")"
         )
     ]
+    if h.beside:  # (`handoff.beside`: its open items are as current as the latest's)
+        parts.append(Body(BESIDE_SAID.format(id=h.beside[-8:])))
     for title, items in (("Done", h.done), ("Blocked", h.blocked), ("Next", h.next)):
         parts.append(Body(f"## {title}"))
         parts += [quote(i, "- ") for i in items] or [Body("- (none)")]
@@ -150,6 +158,8 @@ def handoff_read(
         found = handoff.latest_per_domain(vault, project, show_unsafe=allow_unsafe)
     else:
         found = handoff.read(vault, project, 1 if history is None else history, domain=domain, show_unsafe=allow_unsafe)
+        if history is None:  # (that domain's latest, and any of its handoffs written beside it)
+            found += handoff.beside(vault, found[0], show_unsafe=allow_unsafe)
 
     def human() -> str:  # stored text, fenced: the handoffs one after the other, a blank line between
         parts: list[str] = []
@@ -185,7 +195,8 @@ def handoff_list(json_out: bool) -> None:
 
     def row(name: str, h: dict[str, Any]) -> str:
         who = f" ({h['domain']})" if h["domain"] else ""
-        return f"{name:<20} {h['time']}{who}  done {h['done']}, blocked {h['blocked']}" + (
+        side = f"  written beside the latest ({h['beside'][-8:]}), not before it:" if h.get("beside") else ""
+        return f"{name:<20} {h['time']}{who}{side}  done {h['done']}, blocked {h['blocked']}" + (
             f"; next: {h['next'][0]}" if h["next"] else ""
         )
 

@@ -97,7 +97,8 @@ DESCRIPTIONS = {
     "went unchecked for long. Only current facts: a superseded, forgotten, expired or pending record is "
     "refused, and nothing is written. A correction counts as a check of its new value.",
     "handoff_read": "Read the project's latest handoff (a hand-edited HANDOFF.md wins) and the latest of "
-    "each other domain (agent) that wrote one; or, with `history`, that many of the latest.",
+    "each other domain (agent) that wrote one, each followed by any handoff written beside it on another "
+    "machine (`beside`: its open items still stand); or, with `history`, that many of the latest.",
     "handoff_write": "Write the project's handoff for the next session — what was done, what is blocked "
     "and why, what comes next, a note: its HANDOFF.md, and a record in the log.",
     "context": "The memory block for the start of a session: redlines, hot memory, the project's block, "
