@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,29 @@ def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> 
 # no per-example deadline and no health check that times generation; the others stay on.
 hypothesis_settings.register_profile("optmem", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 hypothesis_settings.load_profile("optmem")
+
+
+_HOLDER = """
+import sys
+from optmem.vault import Vault
+with Vault(sys.argv[1]).lock():
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+@contextmanager
+def lock_held(vault: Path) -> Iterator[None]:
+    """Another process holds `vault`'s lock while the block runs; it lets go, and exits cleanly, after."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(vault)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        yield
+    finally:
+        holder.communicate("", timeout=HANG)
+    assert holder.returncode == 0
 
 
 def wait_until(done: Callable[[], object], what: str, limit: float = HANG) -> None:

@@ -9,7 +9,7 @@ import json
 import re
 
 import pytest
-from conftest import fenced_json
+from conftest import fenced_json, lock_held
 
 from optmem.integrations import hermes
 from optmem.redact import redact_secrets
@@ -229,25 +229,11 @@ def test_a_turn_flagged_as_an_injection_is_held_a_secret_is_redacted_what_no_fil
         assert refused["ok"] is False and refused["error"]["code"] == "usage", args
 
 
-HOLD = """
-import sys
-from optmem.vault import Vault
-vault = Vault(sys.argv[1])
-with vault.lock():
-    print("held", flush=True)
-    sys.stdin.read()
-"""
-
-
 @pytest.mark.long
 def test_a_turn_the_vault_cannot_take_now_waits_in_the_spool_and_arrives_after(tmp_path, monkeypatch, caplog):
     """A vault locked longer than [lock] timeout by another process: the turn, the handoff and a
     mirrored memory-tool write are logged and spooled, not dropped; the next write that succeeds
     stores them first, in order, each saying when it was said."""
-    import subprocess
-    import sys
-
-    from conftest import HANG
 
     monkeypatch.delenv("OPTMEM_VAULT", raising=False)
     home = tmp_path / "hermes"
@@ -256,11 +242,7 @@ def test_a_turn_the_vault_cannot_take_now_waits_in_the_spool_and_arrives_after(t
     toml = "[lock]\ntimeout = 0.2\n"  # the timeout under test: the other process holds the lock
     (vault / "optmem.toml").write_text(toml, "utf-8")
     p.vault = type(p.vault)(vault)  # (the setting, read as a new session would)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(vault)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with lock_held(vault):
         with caplog.at_level("WARNING", logger="optmem.integrations.hermes"):
             p.sync_turn(*TURN, session_id="s-1")
             p.on_memory_write("add", "memory", "Deploys go out on Thursdays")
@@ -280,8 +262,6 @@ def test_a_turn_the_vault_cannot_take_now_waits_in_the_spool_and_arrives_after(t
             "handoff",
         ]
         assert not (vault / "LOG.jsonl").exists()
-    finally:
-        holder.communicate("", timeout=HANG)  # the lock is let go
     p.sync_turn("Which database?", "Postgres 16 on the managed cluster.", session_id="s-1")
     recs = [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines()]
     turns = [r for r in recs if r.get("tier") == "chat"]

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HANG, PATIENT, PATIENT_TOML, wait_until
+from conftest import HANG, PATIENT, PATIENT_TOML, lock_held, wait_until
 
 from optmem import memory
 from optmem.vault import Vault
@@ -315,16 +315,6 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, v
     assert (vault_path / "LOG.jsonl").read_bytes() == before
 
 
-HOLDER = textwrap.dedent("""
-    import sys
-    from optmem.vault import Vault
-    v = Vault(sys.argv[1])
-    with v.lock():
-        print("held", flush=True)
-        sys.stdin.readline()
-""")
-
-
 @pytest.mark.long
 def test_a_lock_file_deleted_while_held_lets_no_second_writer_in(vault, vault_path, cli):
     """`rm -r .cache` (or `git clean -fdX`) while a command holds the vault lock: the next command
@@ -334,19 +324,10 @@ def test_a_lock_file_deleted_while_held_lets_no_second_writer_in(vault, vault_pa
 
     (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.3\n", "utf-8")  # timeout under test: held here
     assert cli.json("append", "written before the holder")["status"] == "stored"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(vault_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with lock_held(vault_path):
         shutil.rmtree(vault_path / ".cache")
         out = cli.json("append", "written beside the holder", code=3)
         assert out["error"]["code"] == "locked"
         assert cli.json("add", "added beside the holder", code=3)["error"]["code"] == "locked"
         assert b"beside the holder" not in (vault_path / "LOG.jsonl").read_bytes()
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.write("\n")
-        holder.stdin.close()
-        assert holder.wait(timeout=HANG) == 0
     assert cli.json("append", "written after the holder")["status"] == "stored"

@@ -41,14 +41,20 @@ def _pull_by_hand(clone: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.long
-def test_sync_merges_again_entry_by_entry_a_hot_file_git_left_with_markers(tmp_path: Path) -> None:
+def _one_entry_replaced_on_both(tmp_path: Path) -> tuple[Path, Path]:
+    """Two clones that each replaced the same hot entry; the first has synced its own."""
     one, two = pair(tmp_path)
     om(one, "add", "prefers very short answers")
     sync(one), sync(two)
     om(one, "replace", "very short answers", "very short answers, 不要客套")
     om(two, "replace", "very short answers", "very short answers, bullet points")
     sync(one)
+    return one, two
+
+
+@pytest.mark.long
+def test_sync_merges_again_entry_by_entry_a_hot_file_git_left_with_markers(tmp_path: Path) -> None:
+    one, two = _one_entry_replaced_on_both(tmp_path)
     assert _pull_by_hand(two).returncode != 0
     assert "<<<<<<<" in (two / "MEMORY.md").read_text("utf-8")
     advice = next(p for p in _problems(two) if p["code"] == "merge_conflict")["message"]
@@ -70,12 +76,7 @@ def test_sync_merges_again_entry_by_entry_a_hot_file_git_left_with_markers(tmp_p
 def test_an_entry_typed_between_the_markers_is_left_for_the_person(tmp_path: Path) -> None:
     """A file mid-merge a person has begun to edit (an entry neither side wrote) is theirs: sync
     does not merge it again over their words; it stops, as before, naming the file."""
-    one, two = pair(tmp_path)
-    om(one, "add", "prefers very short answers")
-    sync(one), sync(two)
-    om(one, "replace", "very short answers", "very short answers, 不要客套")
-    om(two, "replace", "very short answers", "very short answers, bullet points")
-    sync(one)
+    one, two = _one_entry_replaced_on_both(tmp_path)
     _pull_by_hand(two)
     path = two / "MEMORY.md"
     path.write_text(path.read_text("utf-8").replace("=======", "=======\nmy own words"), "utf-8")
