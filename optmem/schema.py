@@ -26,7 +26,8 @@ from optmem.value import Annotated, NamedTuple
 # second-hand value (a tool's output, an import) never replaces what was said, by key or by link; 37: nor does
 # an agent's inference replace a second-hand value by key: the two are in conflict (review 15); 38: each record's
 # tokens kept (`tok`): a search scores a candidate from them, not from its line read back and re-tokenised
-SCHEMA = "optmem-index-38"
+# 39: a pending guess or an inference supersedes no stated record, by a correction's link or on-similar (review 18)
+SCHEMA = "optmem-index-39"
 
 
 class Col(NamedTuple):

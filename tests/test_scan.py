@@ -1008,6 +1008,11 @@ def test_published_example_keys_and_local_defaults_are_no_secrets(text, rule):
         ("Docs sample: SERVICE_API_KEY=beispiel-schluessel-42 (not a real one)", None),
         ("SERVICE_API_KEY=Xk92mQpz7RtLw4Vb", "password_assignment"),
         ("REDIS_PASSWORD=blue-harbor-lantern-9", "password_assignment"),
+        # (only after an API key's name: a secret's, a token's or a client secret's value in words is a passphrase)
+        ("DB_SECRET=tango-mango-fiesta-42", "password_assignment"),
+        ("client_secret: ocean-violet-harbor-7731", "password_assignment"),
+        ("auth_token=wolf_river_stone_99", "password_assignment"),
+        ("secret_key = 'purple-monkey-dishwasher-12'", "password_assignment"),
         # a vendor's prefix before words: the vendor's format has random parts (and digits) there
         ("Tutorial bot token, fake on purpose: xoxb-this-is-not-a-token-at-all", None),
         ("xoxb-2741936012-1185736201-AbCdEfGhIjKlMnOpQrStUvWx", "slack_token"),

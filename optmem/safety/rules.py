@@ -171,10 +171,10 @@ def _secret_value(m: re.Match[str]) -> bool:
     if any(k in key for k in "password passwd passphrase pwd 密码 口令".split()) or key.endswith("pass"):  # (a value in CJK words: what to fill in)
         return not re.search(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2}", value) and len(value) >= (6 if bare else 4) and (not bare or bool(re.search(r"\d|[^\w\s]", value)))
     # token/secret/key names also label non-secrets (max_token=4096, secret: db-creds, object_key)
-    return (key != "key" or languages.random_key(value, True)) and len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and not re.fullmatch(_WORDS, value)
+    return (key != "key" or languages.random_key(value, True)) and len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and not (re.search(r"api[_-]?key", key) and re.fullmatch(_WORDS, value))
 
 
-_WORDS = r"(?=[a-z_-]*[a-z]{5})[a-z]{1,15}(?:[-_][a-z]{1,15})+(?:[-_]\d{1,4})?"  # a key's name or a fake one in words (beispiel-schluessel-42), not a key drawn at random
+_WORDS = r"(?=[a-z_-]*[a-z]{5})[a-z]{1,15}(?:[-_][a-z]{1,15})+(?:[-_]\d{1,4})?"  # after an API key's name or a vendor's prefix: a name or a fake in words (beispiel-schluessel-42), not a key drawn at random (a secret's or a token's value in words can be a passphrase)
 # a key's body after its BEGIN line (past headers, spaces, an escaped \n): a base64 block, or the end of the text (a key cut off)
 _BODY = r"(?:\s|\\[nr])*(?:[\w-]+: [^\n]*\n\s*)*(?:[A-Za-z0-9+/]{16}|[A-Za-z0-9+/]{3,}(?:[=.…\n]|\\n|\s*$)|$)"
 
