@@ -63,6 +63,8 @@ def unmarked(raw: str) -> str:
     """A hot file git left conflicted, its base sections dropped and each marker line a separator
     (`§`): both sides' entries, neither joined to the other."""
     return MARKER_LINE.sub("§", _BASE_SECTION.sub("", raw))
+
+
 # front matter: a first line `---`, `key: value` lines (no entry separator among them), a line
 # `---`; LF or CRLF line ends
 # a line that looks like a separator and is none (a separator is a line holding only `§`): the
