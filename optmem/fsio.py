@@ -918,13 +918,16 @@ def _flock_by(fd: int, deadline: float, lock_path: Path, timeout: float, *, fold
                     return False
                 raise
             if time.monotonic() >= deadline:
-                raise locked(lock_path, timeout) from exc
+                raise locked(lock_path, timeout, folder=folder) from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
 
 
 # what flock answers where a file system cannot lock a folder (NFS's emulation needs a file open for writing)
-_NO_FOLDER_LOCKS = frozenset({errno.EBADF, errno.ENOLCK, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP})
+# (some FUSE and CIFS mounts: ENOSYS, EPERM)
+_NO_FOLDER_LOCKS = frozenset(
+    {errno.EBADF, errno.ENOLCK, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EPERM}
+)
 
 
 def _open_folder(folder: Path) -> int:
@@ -1007,9 +1010,18 @@ def _state(pid: int) -> str:
         return ""
 
 
-def locked(lock_path: Path, timeout: float) -> Locked:
-    """The error for a lock another process kept past `timeout`: who, when it says, and what to do."""
+def locked(lock_path: Path, timeout: float, *, folder: bool = False) -> Locked:
+    """The error for a lock another process kept past `timeout`: who, when it says, and what to do.
+    `folder`: the vault's folder is what stayed locked — a lock file that names no one then is a
+    new one, made after the holder's was deleted (`rm -r .cache`), so the holder cannot be named."""
     who = holder(lock_path)
+    if who is None and folder:
+        return Locked(
+            f"the vault is locked by another optmem process (waited {timeout:g}s), which cannot be named: "
+            "its lock file was deleted while it held the lock (a `rm -r .cache` or `git clean -fdX`); "
+            "try again when it has finished, or raise [lock] timeout in optmem.toml",
+            file=str(lock_path),
+        )
     if who is None:
         return Locked(
             f"the vault is locked by another optmem process (waited {timeout:g}s); "

@@ -616,17 +616,22 @@ def _on_similar(
     closest = similar[0]
     if on_similar == "skip":
         return rec, "skipped", "a near duplicate exists; nothing was stored"
-    # a guess replaces nothing before it is confirmed, an inference never replaces a statement, nor
-    # does a tool's output (`said`): each is kept beside it, as `_on_update` keeps them
-    sure = not rec.pending and rec.basis != "inferred"
-    if on_similar == "supersede" and closest["tier"] != "redline" and closest["id"] not in said and sure:
+    # an inference never replaces a statement, nor does a tool's output (`said`): each is kept
+    # beside it, as `_on_update` keeps them; a guess keeps its link and replaces it once it is
+    # confirmed (the index holds a pending record's `corrects` until then; `_guess_links` says so)
+    if (
+        on_similar == "supersede"
+        and closest["tier"] != "redline"
+        and closest["id"] not in said
+        and rec.basis != "inferred"
+    ):
         return (
             rec._replace(corrects=(*rec.corrects, closest["id"]), kind=CORRECTION if rec.kind == NOTE else rec.kind),
             "stored",
             None,
         )
     beside = (
-        "it was kept beside it (a guess, an inference or a tool's output supersedes nothing said)"
+        "it was kept beside it (an inference or a tool's output supersedes nothing said)"
         if on_similar == "supersede" and closest["tier"] != "redline"
         else f"use `optmem correct {closest['id'][-8:]} …` to replace it instead"
     )

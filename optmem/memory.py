@@ -53,7 +53,18 @@ BY_HAND = (
     "keep the entries you want, with a line holding only `§` between each two, and delete the marker "
     "lines (deleting the marker lines alone joins the two sides' entries into one)"
 )
-MARKER_LINE = re.compile(r"(?m)^(?:<{7}|>{7})(?: .*)?\r?$|^={7}\r?$")
+MARKER_LINE = re.compile(r"(?m)^(?:<{7}|>{7}|\|{7})(?: .*)?\r?$|^={7}\r?$")
+# merge.conflictStyle diff3/zdiff3: `||||||| base`, then the base's lines up to `=======` — the
+# version both sides left, never an entry of the merged file
+_BASE_SECTION = re.compile(r"(?m)^\|{7}(?: .*)?\r?\n(?:.*\r?\n)*?(?=={7}\r?$)")
+
+
+def unmarked(raw: str) -> str:
+    """A hot file git left conflicted, its base sections dropped and each marker line a separator
+    (`§`): both sides' entries, neither joined to the other."""
+    return MARKER_LINE.sub("§", _BASE_SECTION.sub("", raw))
+
+
 # front matter: a first line `---`, `key: value` lines (no entry separator among them), a line
 # `---`; LF or CRLF line ends
 # a line that looks like a separator and is none (a separator is a line holding only `§`): the
@@ -234,7 +245,7 @@ def _parsed(vault: Vault, target: str, project: str | None, data: bytes | None) 
     # both sides of an unresolved merge, without the markers (never print a marker into a prompt),
     # each marker line a boundary between entries: a side is never joined to the other into one
     # entry (`conflicted` says the file holds both; its readers warn)
-    front, entries, final_newline = parse(MARKER_LINE.sub("§", raw) if conflicted else raw)
+    front, entries, final_newline = parse(unmarked(raw) if conflicted else raw)
     if conflicted:
         sides = (part.strip() for e in entries for part in _SEPARATOR_LINE.split(e))
         entries = list(dict.fromkeys(part for part in sides if part))

@@ -84,27 +84,53 @@ def test_a_keyed_inference_correcting_a_statement_is_put_to_the_user(cli, vault)
     assert got["conflict"] is True and inferred in got["conflict_with"]
 
 
-def test_on_similar_supersede_by_a_guess_or_an_inference_is_kept_beside(cli, vault):
+def test_on_similar_supersede_by_an_inference_is_kept_beside(cli, vault):
     said = cli.json("append", "The deploy script lives in scripts/deploy.sh for the web app")["id"]
-    for flags, more in ((("--basis", "inferred"), "tests"), (("--confidence", "0.1"), "the API")):
-        got = cli(
-            "append",
-            f"The deploy script lives in scripts/deploy.sh for the web app and {more}",
-            "--on-similar",
-            "supersede",
-            *flags,
-            "--json",
-        )
-        assert got.exit_code == 0, got.stderr
-        out = json.loads(got.stdout)
-        assert out["status"] == "similar" and "kept beside" in out["warning"], out
-        assert not out["record"].get("corrects"), out["record"]
-        assert _status(cli, said) == "current"
+    got = cli(
+        "append",
+        "The deploy script lives in scripts/deploy.sh for the web app and tests",
+        "--on-similar",
+        "supersede",
+        "--basis",
+        "inferred",
+        "--json",
+    )
+    assert got.exit_code == 0, got.stderr
+    out = json.loads(got.stdout)
+    assert out["status"] == "similar" and "kept beside" in out["warning"], out
+    assert not out["record"].get("corrects"), out["record"]
+    assert _status(cli, said) == "current"
     # a statement still supersedes its near duplicate when asked
     got = cli.json(
         "append", "The deploy script lives in scripts/deploy.sh for the web app and docs", "--on-similar", "supersede"
     )
     assert cli.json("get", said)["record"]["superseded_by"] == got["id"]
+
+
+def test_on_similar_supersede_by_a_guess_replaces_its_near_copy_once_confirmed(cli, vault):
+    """Review19 finding 7: the guess keeps its link (as ingest holds a guess's link until it is
+    confirmed); the fact stands while it is a guess, and confirming it replaces the fact."""
+    said = cli.json("append", "The deploy script lives in scripts/deploy.sh for the web app")["id"]
+    got = cli(
+        "append",
+        "The deploy script lives in scripts/deploy.sh for the web app and docs",
+        "--on-similar",
+        "supersede",
+        "--confidence",
+        "0.3",
+        "--json",
+    )
+    assert got.exit_code == 0, got.stderr
+    out = json.loads(got.stdout)
+    guess = out["id"]
+    assert out["record"]["corrects"] == [said], out["record"]
+    assert "replaces it once it is confirmed" in out["warning"], out
+    assert _status(cli, said) == "current" and _status(cli, guess) == "pending"
+    assert cli("confirm", guess).exit_code == 0
+    assert cli.json("get", said)["record"]["superseded_by"] == guess
+    assert _status(cli, said) == "superseded" and _status(cli, guess) == "current"
+    assert cli("reindex").exit_code == 0  # the same from the log alone
+    assert cli.json("get", said)["record"]["superseded_by"] == guess
 
 
 def test_over_mcp_an_inferred_correction_replaces_nothing_said(vault_path, cli):

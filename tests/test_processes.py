@@ -315,6 +315,16 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_and_writes_nothing(vault, v
     assert (vault_path / "LOG.jsonl").read_bytes() == before
 
 
+def test_a_folder_lock_refused_as_some_fuse_and_cifs_mounts_refuse_it_leaves_the_file_as_the_lock():
+    """Review19 finding 8: ENOSYS and EPERM are what some FUSE and CIFS mounts answer for a folder's
+    flock — read as "this file system does not lock folders", not raised as a bare OSError."""
+    import errno
+
+    from optmem import fsio
+
+    assert {errno.ENOSYS, errno.EPERM} <= fsio._NO_FOLDER_LOCKS
+
+
 @pytest.mark.long
 def test_a_lock_file_deleted_while_held_lets_no_second_writer_in(vault, vault_path, cli):
     """`rm -r .cache` (or `git clean -fdX`) while a command holds the vault lock: the next command
@@ -328,6 +338,8 @@ def test_a_lock_file_deleted_while_held_lets_no_second_writer_in(vault, vault_pa
         shutil.rmtree(vault_path / ".cache")
         out = cli.json("append", "written beside the holder", code=3)
         assert out["error"]["code"] == "locked"
+        # review19 finding 8: the new lock file names no one; the error says why it cannot
+        assert "its lock file was deleted while it held the lock" in out["error"]["message"], out
         assert cli.json("add", "added beside the holder", code=3)["error"]["code"] == "locked"
         assert b"beside the holder" not in (vault_path / "LOG.jsonl").read_bytes()
     assert cli.json("append", "written after the holder")["status"] == "stored"

@@ -27,10 +27,12 @@ def _problems(vault: Path) -> list[dict[str, str]]:
     return problems
 
 
-def _pull_by_hand(clone: Path) -> subprocess.CompletedProcess[str]:
+def _pull_by_hand(clone: Path, style: str = "") -> subprocess.CompletedProcess[str]:
     """`git pull` in `clone`, its merge driver git's own line merge (what the driver falls back to
-    when the venv it names is gone and no optmem is on PATH): its changes committed first."""
-    git(clone, "config", "--local", "merge.optmem-hot.driver", "git merge-file -L ours -L base -L theirs %A %O %B")
+    when the venv it names is gone and no optmem is on PATH): its changes committed first. `style`:
+    "--diff3" or "--zdiff3" (merge.conflictStyle), the base's lines between `|||||||` and `=======`."""
+    driver = f"git merge-file {style} -L ours -L base -L theirs %A %O %B".replace("  ", " ")
+    git(clone, "config", "--local", "merge.optmem-hot.driver", driver)
     git(clone, "add", "-A"), git(clone, "commit", "-qm", "by hand")
     return subprocess.run(
         ["git", "-C", str(clone), "pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
@@ -83,6 +85,43 @@ def test_an_entry_typed_between_the_markers_is_left_for_the_person(tmp_path: Pat
     res = CLI("--vault", str(two), "sync", "--json", env=ENV)
     assert res.exit_code == 3 and "MEMORY.md" in res.stdout
     assert "my own words" in path.read_text("utf-8")
+
+
+@pytest.mark.long
+def test_a_merge_a_person_finished_without_git_add_is_left_as_they_made_it(tmp_path: Path) -> None:
+    """Review19 finding 5: the markers and one side's version deleted, `git add` not yet run: every
+    entry is one git knows, yet sync does not merge the file again (both versions back) — it stops."""
+    one, two = _one_entry_replaced_on_both(tmp_path)
+    _pull_by_hand(two)
+    path = two / "MEMORY.md"
+    path.write_text("prefers very short answers, 不要客套\n", "utf-8")
+    res = CLI("--vault", str(two), "sync", "--json", env=ENV)
+    assert res.exit_code == 3 and json.loads(res.stdout)["error"]["files"] == ["MEMORY.md"], res.stdout
+    assert _entries(two) == ["prefers very short answers, 不要客套"]
+    git(two, "add", "MEMORY.md"), git(two, "commit", "-q", "--no-edit")
+    sync(two)
+    assert _entries(two) == ["prefers very short answers, 不要客套"]
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("style", ["--diff3", "--zdiff3"])
+def test_a_hot_file_left_in_diff3_style_reads_without_the_base_and_merges_again(tmp_path: Path, style: str) -> None:
+    """Review19 finding 6: merge.conflictStyle diff3/zdiff3 adds `||||||| base` and the base's lines;
+    neither reads as an entry (show, context), and sync merges the file again entry by entry."""
+    one, two = _one_entry_replaced_on_both(tmp_path)
+    assert _pull_by_hand(two, style).returncode != 0
+    raw = (two / "MEMORY.md").read_text("utf-8")
+    assert "||||||| base\nprefers very short answers\n=======" in raw, raw
+    both = ["prefers very short answers, bullet points", "prefers very short answers, 不要客套"]
+    shown = om(two, "show", "--target", "memory")["files"][0]["entries"]
+    assert sorted(e["text"] for e in shown) == both
+    context = CLI("--vault", str(two), "context", env=ENV).stdout
+    assert "|||||||" not in context and "bullet points" in context
+    assert not [line for line in context.splitlines() if line.rstrip().endswith("prefers very short answers")]
+
+    report = sync(two)
+    assert report["hot_merged"] == ["MEMORY.md"], report
+    assert sorted(_entries(two)) == both
 
 
 @pytest.mark.long

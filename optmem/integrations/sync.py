@@ -645,7 +645,10 @@ def _remerge_hot(git: _Git, path: str) -> bool:
     both edits, each an entry, and `conflicts` names them) and added. Only while every entry the
     working file holds, the marker lines read as separators, is one of those versions' — a
     person's edit in it (an entry typed between the markers) is theirs to finish: left, and the
-    merge stops as before. Deleting only the marker lines would join two edits into one entry."""
+    merge stops as before. Deleting only the marker lines would join two edits into one entry. A
+    file with no marker left that is not our side's is a merge a person is finishing (one side's
+    version of an entry deleted, `git add` not yet run): left too. The base's lines diff3/zdiff3
+    add (`|||||||` … `=======`) are no entry (`memory.unmarked`)."""
     from fnmatch import fnmatch
 
     from optmem import memory
@@ -662,8 +665,13 @@ def _remerge_hot(git: _Git, path: str) -> bool:
         return False
     stages = [git.run("show", f":{n}:{path}", check=False) for n in (1, 2, 3)]
     texts = [res.stdout.replace("\r\n", "\n") if res.returncode == 0 else "" for res in stages]
+    raw = raw.replace("\r\n", "\n")
+    # markers still in it, or our side's file as it was (a driver that failed): a file without
+    # markers that differs from ours is a merge a person is finishing (`git add` not yet run)
+    if memory.MARKER_LINE.search(raw) is None and raw != texts[1]:
+        return False
     known = {e for text in texts for e in memory.parse(text)[1]}
-    if not set(memory.parse(memory.MARKER_LINE.sub("§", raw.replace("\r\n", "\n")))[1]) <= known:
+    if not set(memory.parse(memory.unmarked(raw))[1]) <= known:
         return False
     mode = target.stat().st_mode & 0o777
     fsio.atomic_write(target, merge_hot(*texts), mode=mode, within=git.root)
