@@ -199,10 +199,14 @@ def _after_of(idx: Any, row: Row) -> list[str] | None:
 def _heads(idx: Any, project: str, domain: str) -> list[Row]:
     """The handoffs of `project` and `domain` no later one followed, newest first (of its
     `BESIDE_WALK` newest): the latest, and each written beside it — on another machine, before a
-    sync — that its writer had not seen. One without `after` follows every handoff before it."""
+    sync — that its writer had not seen. One without `after` follows every handoff before it.
+    A forgotten handoff is never one of them, but what it followed stays followed if a later one
+    followed it: forgetting a handoff brings none back as "written beside" (review19 #3)."""
     out: list[Row] = []
     seen: set[str] = set()
-    for row in idx.handoffs(project, BESIDE_WALK, domain):
+    for row in idx.handoffs(project, BESIDE_WALK, domain, forgotten=True):
+        if row.forgotten and row.id not in seen:
+            continue  # (forgotten, and no later one followed it: what it had seen says nothing)
         if row.id not in seen:
             out.append(row)
         after = _after_of(idx, row)
