@@ -148,6 +148,8 @@ def write(
             with _index(vault) as idx:
                 extra["after"] = [r.id for r in _heads(idx, project, log.default_domain(vault, domain))]
             said = clock.now()
+            if newest is not None and said.timestamp() < after:  # stamped after it: the clock's time is kept
+                extra["clock_said"] = clock.format_ts(said)
             res = log.append(
                 vault,
                 log.Draft(
