@@ -148,6 +148,8 @@ def write(
             with _index(vault) as idx:
                 extra["after"] = [r.id for r in _heads(idx, project, log.default_domain(vault, domain))]
             said = clock.now()
+            if newest is not None and said.timestamp() < after:  # stamped after it: the clock's time is kept
+                extra["clock_said"] = clock.format_ts(said)
             res = log.append(
                 vault,
                 log.Draft(
@@ -199,10 +201,14 @@ def _after_of(idx: Any, row: Row) -> list[str] | None:
 def _heads(idx: Any, project: str, domain: str) -> list[Row]:
     """The handoffs of `project` and `domain` no later one followed, newest first (of its
     `BESIDE_WALK` newest): the latest, and each written beside it — on another machine, before a
-    sync — that its writer had not seen. One without `after` follows every handoff before it."""
+    sync — that its writer had not seen. One without `after` follows every handoff before it.
+    A forgotten handoff is never one of them, but what it followed stays followed if a later one
+    followed it: forgetting a handoff brings none back as "written beside" (review19 #3)."""
     out: list[Row] = []
     seen: set[str] = set()
-    for row in idx.handoffs(project, BESIDE_WALK, domain):
+    for row in idx.handoffs(project, BESIDE_WALK, domain, forgotten=True):
+        if row.forgotten and row.id not in seen:
+            continue  # (forgotten, and no later one followed it: what it had seen says nothing)
         if row.id not in seen:
             out.append(row)
         after = _after_of(idx, row)

@@ -55,9 +55,11 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
     # who wrote it (record.origin): `agent` — an agent's own account of its session (its "done"
     # items are its claims), `user` — a person; None: not recorded
     origin: str | None = None
-    # (what `write` returns) the handoff this one is stamped just after — the clock stood behind it,
-    # and said `clock_said` — so that the handoff written last is the latest
+    # (what `write` returns) the handoff this one is stamped just after — the clock stood behind it
+    # so that the handoff written last is the latest
     stamped_after: str | None = None
+    # what the clock said when it was written, when it was stamped after the project's latest
+    # (kept in its record: a handoff dated in the future puts every later one after it)
     clock_said: str | None = None
     # the latest handoff of its project and domain this one is shown beside: written beside it (on
     # another machine, before a sync), not before it — the latest's writer had not seen it
@@ -65,19 +67,23 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
     beside: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "project": self.project,
-            "time": self.time,
-            "done": self.done,
-            "blocked": self.blocked,
-            "next": self.next,
-            "note": self.note,
-            "domain": self.domain,
-            "source": self.source,
-            "id": self.id,
-            "edited": self.edited,
-            "origin": self.origin,
-        } | ({"beside": self.beside} if self.beside else {})
+        return (
+            {
+                "project": self.project,
+                "time": self.time,
+                "done": self.done,
+                "blocked": self.blocked,
+                "next": self.next,
+                "note": self.note,
+                "domain": self.domain,
+                "source": self.source,
+                "id": self.id,
+                "edited": self.edited,
+                "origin": self.origin,
+            }
+            | ({"beside": self.beside} if self.beside else {})
+            | ({"clock_said": self.clock_said} if self.clock_said else {})
+        )
 
     def shown(self) -> Handoff:
         """The handoff as every surface shows it: each field — the front matter's too — through
@@ -197,6 +203,7 @@ def from_row(idx: Index, row: Row) -> Handoff:
         source=rec.get("source"),
         id=rec["id"],
         origin=rec.get("origin"),
+        clock_said=rec["clock_said"] if isinstance(rec.get("clock_said"), str) else None,
     )
 
 

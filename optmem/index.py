@@ -758,9 +758,13 @@ class Index:
             where, params = where + " AND r.domain = ?", params + [domain]
         return self.rows(where + f" ORDER BY {NEWEST_FIRST} LIMIT ?", params + [limit])
 
-    def handoffs(self, project: str | None, limit: int | None, domain: str | None = None) -> list[Row]:
-        """Handoff records that are not forgotten (of `domain`, if given), newest first."""
-        where = f"r.kind = '{HANDOFF}' AND r.forgotten = 0"  # a literal: the partial index applies
+    def handoffs(
+        self, project: str | None, limit: int | None, domain: str | None = None, *, forgotten: bool = False
+    ) -> list[Row]:
+        """Handoff records that are not forgotten (of `domain`, if given), newest first; with
+        `forgotten`, the forgotten ones too (what their writers had seen still counts: `handoff._heads`)."""
+        # literals: the partial index applies
+        where = f"r.kind = '{HANDOFF}'" + ("" if forgotten else " AND r.forgotten = 0")
         params: list[Any] = []
         if project is not None:
             where, params = where + " AND r.project = ?", params + [project]

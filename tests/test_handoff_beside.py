@@ -130,3 +130,22 @@ def test_handoffs_written_before_after_was_kept_read_as_before(cli: Any, vault_p
     newer = cli.json("handoff", "write", "-p", "webapp", "--next", "new")["handoff"]["id"]
     assert len(_after(vault_path, newer)) == 1
     assert [h["next"] for h in cli.json("handoff", "read", "-p", "webapp")["handoffs"]] == [["new"]]
+
+
+def test_forgetting_a_handoff_brings_none_it_followed_back_beside(cli: Any, vault_path: Path) -> None:
+    """review19 #3: a forgotten handoff still says what its writer had seen — the handoff it
+    followed is not 'written beside the latest' because it is gone. Forgetting the newest one
+    makes the one before it the latest, with nothing beside it."""
+    first = cli.json("handoff", "write", "-p", "web", "--next", "P next")["handoff"]["id"]
+    middle = cli.json("handoff", "write", "-p", "web", "--next", "L next")["handoff"]["id"]
+    last = cli.json("handoff", "write", "-p", "web", "--next", "H2 next")["handoff"]["id"]
+    cli.json("forget", middle)
+    got = cli.json("handoff", "read", "-p", "web")["handoffs"]
+    assert [(h["id"], h.get("beside")) for h in got] == [(last, None)], got
+    assert "P next" not in cli("handoff", "read", "-p", "web").stdout
+    assert cli.json("handoff", "list")["projects"][0]["agents"] == []
+    text = cli("context", "-p", "web").stdout
+    assert "H2 next" in text and "P next" not in text and "beside" not in text, text
+    cli.json("forget", last)  # the newest forgotten: the first is the latest, alone
+    got = cli.json("handoff", "read", "-p", "web")["handoffs"]
+    assert [(h["id"], h.get("beside")) for h in got] == [(first, None)], got

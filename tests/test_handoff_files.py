@@ -460,3 +460,28 @@ def test_a_persons_edit_of_handoff_md_under_a_clock_stepped_back_is_journalled_o
         ["deploy the build after the review"],
         ["deploy the build"],
     ]
+
+
+def test_a_handoff_stamped_after_a_future_dated_one_keeps_what_the_clock_said(cli, vault, monkeypatch):
+    """review19 #4: a handoff dated in the future (a clock set wrong, here or on a clone a sync
+    brought it from) puts every later handoff of the project after it; the time the clock gave
+    went to the stderr warning alone. The record keeps it (`clock_said`), and `handoff read`
+    (JSON and text) says it; a handoff written under a clock ahead of the latest keeps none."""
+    monkeypatch.setenv("OPTMEM_NOW", "2031-01-01T00:00:00Z")
+    future = cli.json("handoff", "write", "-p", "web", "--next", "x")["handoff"]["id"]
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-07T10:00:00Z")
+    first = cli.json("handoff", "write", "-p", "web", "--next", "y")
+    assert first["stamped_after"] == future and first["handoff"]["clock_said"] == "2026-12-07T10:00:00Z"
+    monkeypatch.setenv("OPTMEM_NOW", "2026-12-07T11:00:00Z")
+    second = cli.json("handoff", "write", "-p", "web", "--next", "z")["handoff"]
+    assert second["clock_said"] == "2026-12-07T11:00:00Z" and second["time"].startswith("2031-01-01T00:00:00")
+    (rec,) = [json.loads(x) for x in (vault.root / "LOG.jsonl").read_text("utf-8").splitlines() if second["id"] in x]
+    assert rec["clock_said"] == "2026-12-07T11:00:00Z", rec
+    latest = cli.json("handoff", "read", "-p", "web")["handoffs"][0]
+    assert (latest["id"], latest["clock_said"]) == (second["id"], "2026-12-07T11:00:00Z")
+    assert "the clock said 2026-12-07T11:00:00Z" in cli("handoff", "read", "-p", "web").stdout
+    history = cli.json("handoff", "read", "-p", "web", "--history", "3")["handoffs"]
+    assert [h.get("clock_said") for h in history] == ["2026-12-07T11:00:00Z", "2026-12-07T10:00:00Z", None]
+    monkeypatch.setenv("OPTMEM_NOW", "2031-02-01T00:00:00Z")  # (a clock ahead of the latest: as it says)
+    last = cli.json("handoff", "write", "-p", "web", "--next", "w")["handoff"]
+    assert last["time"] == "2031-02-01T00:00:00Z" and "clock_said" not in last

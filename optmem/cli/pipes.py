@@ -39,6 +39,7 @@ def _render_handoff(h: Any) -> list[str]:
     parts: list[str] = [
         Body(
             f"# Handoff — {line(h.project)}  ({line(h.time)}"
+            + (f", stamped after the latest: the clock said {line(h.clock_said)}" if h.clock_said else "")
             + (f", domain {line(h.domain)}" if h.domain else "")
             + f"{', edited by hand' if h.edited else ''}"
             + (", the agent's own report: its “done” items are its claims" if h.origin == "agent" else "")

@@ -385,16 +385,21 @@ def _handoffs_beside(vault: Vault, git: _Git, before: set[str]) -> list[dict[str
     when it wrote it (one that only came in now, or one missing from the commit that brought the
     shown one) is named, with its open items. Two machines that each wrote a handoff for one
     project before syncing: the later hides the other's "next" from session start, so the sync
-    says it. A question of the log's history only: git answers it, nothing is written."""
+    says it. A question of the log's history only: git answers it, nothing is written. Its rows
+    may come from another clone: a project or domain that is no name (`NAME_RE`, as `handoff
+    list` reads them) is passed over, and what is named is what every surface shows (`display`)."""
     from optmem.handoff_file import from_row
     from optmem.index import open_index
+    from optmem.names import NAME_RE
+    from optmem.view import display
 
     out: list[dict[str, Any]] = []
     try:
         with open_index(vault) as idx:
             rows = idx.handoffs(None, None)  # (newest first)
             came = {r.id for r in rows} - before
-            for project, domain in sorted({(r.project, r.domain) for r in rows if r.id in came and r.project}):
+            named = {(r.project, r.domain) for r in rows if r.id in came and r.project and NAME_RE.fullmatch(r.project)}
+            for project, domain in sorted(x for x in named if NAME_RE.fullmatch(x[1])):
                 of = [r for r in rows if r.project == project and r.domain == domain]
                 shown = of[0]
                 by_writer: dict[str, Any] = {}  # each clone's latest handoff of the project and domain
@@ -409,9 +414,9 @@ def _handoffs_beside(vault: Vault, git: _Git, before: set[str]) -> list[dict[str
                         said = from_row(idx, h).shown()
                         out.append(
                             {
-                                "project": project,
-                                "domain": domain,
-                                "id": h.id,
+                                "project": display(project),
+                                "domain": display(domain),
+                                "id": display(h.id),
                                 "time": said.time,
                                 "next": said.next,
                                 "blocked": said.blocked,
