@@ -79,6 +79,20 @@ def lock_held(vault: Path) -> Iterator[None]:
     assert holder.returncode == 0
 
 
+def pull_with_driver(clone: Path, driver: str) -> subprocess.CompletedProcess[str]:
+    """`git pull` into `clone` from its origin's main, its hot files' merge driver set to `driver` and
+    optmem on no PATH (a venv moved, a driver gone); its own changes committed first."""
+    git(clone, "config", "--local", "merge.optmem-hot.driver", driver)
+    git(clone, "add", "-A"), git(clone, "commit", "-qm", "local changes")
+    return subprocess.run(
+        ["git", "-C", str(clone), "pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV, "PATH": "/usr/bin:/bin"},
+        timeout=HANG,
+    )
+
+
 def wait_until(done: Callable[[], object], what: str, limit: float = HANG) -> None:
     """Poll `done` until it is true — an event, not a clock: `limit` only stops a hang."""
     import time

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, HANG, Cli, git, run_readme_block
+from conftest import GIT_ENV, Cli, git, pull_with_driver, run_readme_block
 
 CLI = Cli()  # optmem in this process; git, its hooks and its merge driver run as processes
 
@@ -235,19 +235,6 @@ def test_the_merge_driver_writes_the_merge_in_place_keeping_the_files_mode(tmp_p
     assert ours.stat().st_mode & 0o777 == 0o640
 
 
-def _pull_with_driver(two: Path, driver: str) -> subprocess.CompletedProcess[str]:
-    """Pull into `two` with its merge driver set to `driver`, optmem on no PATH."""
-    git(two, "config", "--local", "merge.optmem-hot.driver", driver)
-    git(two, "add", "-A"), git(two, "commit", "-qm", "two")
-    return subprocess.run(
-        ["git", "-C", str(two), "pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **GIT_ENV, "PATH": "/usr/bin:/bin"},
-        timeout=HANG,
-    )
-
-
 def _journal_removals(vault: Path) -> list[str]:
     lines = [json.loads(x) for x in (vault / "LOG.jsonl").read_text("utf-8").splitlines() if x.strip()]
     return [r["text"] for r in lines if r.get("kind") == "memory" and r.get("op") == "remove"]
@@ -263,7 +250,7 @@ def test_a_driver_whose_venv_is_gone_falls_back_to_a_real_conflict(tmp_path):
 
     stale = driver_command().replace(sys.executable, "/gone/venv/bin/python3")
     assert "/gone/venv" in stale
-    res = _pull_with_driver(two, stale)
+    res = pull_with_driver(two, stale)
     assert res.returncode != 0  # git stops on a real conflict …
     text = (two / "MEMORY.md").read_text("utf-8")
     assert "<<<<<<<" in text  # … both sides kept
@@ -281,7 +268,7 @@ def test_a_stale_driver_path_never_journals_the_other_sides_entry_as_removed(tmp
     git(one, "add", "-A"), git(one, "commit", "-qm", "one"), git(one, "push", "-q", "origin", "main")
     om("--vault", str(two), "add", "from two: editor is vim")
     # what `init` of an older optmem recorded: the venv's python by absolute path, nothing else
-    res = _pull_with_driver(two, "/gone/venv/bin/python3 -m optmem merge-driver %O %A %B %P")
+    res = pull_with_driver(two, "/gone/venv/bin/python3 -m optmem merge-driver %O %A %B %P")
     assert res.returncode != 0
     assert "from one: uses pnpm" not in (two / "MEMORY.md").read_text("utf-8")  # git left our side alone
     found = json.loads(om("--vault", str(two), "search", "pnpm", "--json").stdout)["hits"]

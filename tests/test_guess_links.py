@@ -84,19 +84,18 @@ def test_a_keyed_inference_correcting_a_statement_is_put_to_the_user(cli, vault)
     assert got["conflict"] is True and inferred in got["conflict_with"]
 
 
-def test_on_similar_supersede_by_an_inference_is_kept_beside(cli, vault):
+def _near_copy_superseding(cli, more: str, *flags: str) -> tuple[str, dict]:
+    """A statement, then a near copy of it (`more` words on) written `--on-similar supersede` with
+    `flags`: the statement's id and the write's JSON."""
     said = cli.json("append", "The deploy script lives in scripts/deploy.sh for the web app")["id"]
-    got = cli(
-        "append",
-        "The deploy script lives in scripts/deploy.sh for the web app and tests",
-        "--on-similar",
-        "supersede",
-        "--basis",
-        "inferred",
-        "--json",
-    )
+    text = f"The deploy script lives in scripts/deploy.sh for the web app {more}"
+    got = cli("append", text, "--on-similar", "supersede", *flags, "--json")
     assert got.exit_code == 0, got.stderr
-    out = json.loads(got.stdout)
+    return said, json.loads(got.stdout)
+
+
+def test_on_similar_supersede_by_an_inference_is_kept_beside(cli, vault):
+    said, out = _near_copy_superseding(cli, "and tests", "--basis", "inferred")
     assert out["status"] == "similar" and "kept beside" in out["warning"], out
     assert not out["record"].get("corrects"), out["record"]
     assert _status(cli, said) == "current"
@@ -110,18 +109,7 @@ def test_on_similar_supersede_by_an_inference_is_kept_beside(cli, vault):
 def test_on_similar_supersede_by_a_guess_replaces_its_near_copy_once_confirmed(cli, vault):
     """Review19 finding 7: the guess keeps its link (as ingest holds a guess's link until it is
     confirmed); the fact stands while it is a guess, and confirming it replaces the fact."""
-    said = cli.json("append", "The deploy script lives in scripts/deploy.sh for the web app")["id"]
-    got = cli(
-        "append",
-        "The deploy script lives in scripts/deploy.sh for the web app and docs",
-        "--on-similar",
-        "supersede",
-        "--confidence",
-        "0.3",
-        "--json",
-    )
-    assert got.exit_code == 0, got.stderr
-    out = json.loads(got.stdout)
+    said, out = _near_copy_superseding(cli, "and docs", "--confidence", "0.3")
     guess = out["id"]
     assert out["record"]["corrects"] == [said], out["record"]
     assert "replaces it once it is confirmed" in out["warning"], out

@@ -5,13 +5,12 @@ person finished — each with real git, a bare origin and two clones."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import HANG
-from test_git import GIT_ENV, git
+from conftest import pull_with_driver
+from test_git import git
 from test_sync import CLI, ENV, om, pair, sync
 
 
@@ -29,18 +28,9 @@ def _problems(vault: Path) -> list[dict[str, str]]:
 
 def _pull_by_hand(clone: Path, style: str = "") -> subprocess.CompletedProcess[str]:
     """`git pull` in `clone`, its merge driver git's own line merge (what the driver falls back to
-    when the venv it names is gone and no optmem is on PATH): its changes committed first. `style`:
-    "--diff3" or "--zdiff3" (merge.conflictStyle), the base's lines between `|||||||` and `=======`."""
-    driver = f"git merge-file {style} -L ours -L base -L theirs %A %O %B".replace("  ", " ")
-    git(clone, "config", "--local", "merge.optmem-hot.driver", driver)
-    git(clone, "add", "-A"), git(clone, "commit", "-qm", "by hand")
-    return subprocess.run(
-        ["git", "-C", str(clone), "pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **GIT_ENV},
-        timeout=HANG,
-    )
+    when the venv it names is gone and no optmem is on PATH). `style`: "--diff3" or "--zdiff3"
+    (merge.conflictStyle), the base's lines between `|||||||` and `=======`."""
+    return pull_with_driver(clone, f"git merge-file {style} -L ours -L base -L theirs %A %O %B".replace("  ", " "))
 
 
 def _one_entry_replaced_on_both(tmp_path: Path) -> tuple[Path, Path]:
