@@ -142,13 +142,14 @@ def write(
             # a person's edit of the file this write replaces is journalled first, as every read
             # of the view journals it (`follow`): their words are never overwritten unlogged
             _follow_one(vault, project, before_write=True)
-            after, newest = _newest(vault, project)
             # the handoffs of its project and domain its writer sees as the latest (the shown one and
             # any written beside it): this one follows them, and none of them is shown beside it
             with _index(vault) as idx:
+                after, newest = _newest(idx, project)
                 extra["after"] = [r.id for r in _heads(idx, project, log.default_domain(vault, domain))]
             said = clock.now()
-            if newest is not None and said.timestamp() < after:  # stamped after it: the clock's time is kept
+            behind = newest is not None and said.timestamp() < after  # (stamped after it: the clock's time kept)
+            if behind:
                 extra["clock_said"] = clock.format_ts(said)
             res = log.append(
                 vault,
@@ -169,7 +170,7 @@ def write(
             )
             stored, rec = res.id, res.record or {}
             done_h = draft._replace(time=rec.get("ts", clock.format_ts(said)), domain=rec.get("domain"), id=stored)
-            if newest is not None and said.timestamp() < after:  # (stamped after it: said, as the clock said)
+            if behind:
                 done_h = done_h._replace(stamped_after=newest, clock_said=clock.format_ts(said))
             new.write(render(done_h).encode("utf-8"))
     except Unwritable as exc:
@@ -233,13 +234,10 @@ def beside(vault: Vault, latest: Handoff, *, show_unsafe: bool = False) -> list[
     return [h if show_unsafe else h.shown() for h in found]
 
 
-def _newest(vault: Vault, project: str) -> tuple[float, str | None]:
+def _newest(idx: Any, project: str) -> tuple[float, str | None]:
     """When the project's newest handoff was made (`record.made_at`: a handoff written now is
     stamped after it), and its id; -inf and None when it has none. Lock held."""
-    from optmem.index import open_index
-
-    with open_index(vault) as idx:
-        rows = idx.handoffs(project, 1)
+    rows = idx.handoffs(project, 1)
     return (record.made_at(rows[0].ts, rows[0].id), rows[0].id) if rows else (float("-inf"), None)
 
 
@@ -525,6 +523,8 @@ def _journal_edit(vault: Vault, said: Handoff, latest: Handoff | None) -> str:
     domain = said.domain if said.domain and NAME_RE.fullmatch(said.domain) else None
     if latest is not None and latest.id and latest.domain == log.default_domain(vault, domain):
         extra["after"] = [latest.id]  # (the file the person edited showed it; another domain's: as before)
+    with _index(vault) as idx:
+        newest = _newest(idx, said.project)[0]
     res = log.append(
         vault,
         log.Draft(
@@ -536,7 +536,7 @@ def _journal_edit(vault: Vault, said: Handoff, latest: Handoff | None) -> str:
             origin="user",  # a person's edit of the file
             corrects=[latest.id] if latest is not None and latest.id else None,
             extra=extra,
-            after_time=_newest(vault, said.project)[0],
+            after_time=newest,
         ),
         gate=False,
     )
