@@ -384,26 +384,12 @@ _SPLIT = (
 )
 
 
-_MARKS = (b"[corr", "〔更正〕".encode(), b"\\u")  # (in a line whose text opens with `CORRECTION_MARK`)
-
-
-def _said_as(idx: Index, row: Row) -> str:
-    """What a value says, as `Index.split_rows` compares values: the fingerprint of its text
-    without a correction's prefix, else its id. A line that cannot hold that prefix (no "[corr"
-    in any case, no "〔更正〕", no escape that could spell either) has its text's fingerprint in
-    the index already (`fp`, what `_SPLIT` counts): its text is not read back and folded again."""
-    raw = idx.line(row)
-    if not any(m in raw.lower() for m in _MARKS):
-        return row.fp or row.id
-    return textmod.fingerprint(CORRECTION_MARK.sub("", idx.record(row).text)) or row.id
-
-
 def split_heads(idx: Index, now: float) -> list[tuple[str, str | None, list[Row]]]:
     """The keys whose current values differ between domains, oldest first, each as (key, project,
     its current values oldest first) — what `split_keys` says of each, without reading back the
     values' verdicts, guesses and views: for a caller that says only the first few (`context`).
     The current values of the candidate keys are read a page of keys a query (`Index.split_rows`'s
-    filter, in SQL), then each key's values compared as `Index.split_rows` compares them."""
+    filter, in SQL), then each key's values compared as `Index.split_rows` compares them (`Index.said_as`)."""
     pairs = [(key, project) for key, project in idx.conn.execute(_SPLIT, (MEMORY,)).fetchall()]
     wanted = set(pairs)
     current, params = view.is_sql(view.Status.CURRENT, now)
@@ -421,7 +407,7 @@ def split_heads(idx: Index, now: float) -> list[tuple[str, str | None, list[Row]
     for key, project in pairs:  # (in the candidates' order: values of one day stay in it)
         if not (rows := groups.get((key, project), [])):
             continue
-        if len({r.domain for r in rows}) < 2 or len({_said_as(idx, r) for r in rows}) < 2:
+        if len({r.domain for r in rows}) < 2 or len({idx.said_as(r) for r in rows}) < 2:
             continue
         rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
         out.append((min(r.ts or 0 for r in rows), key, project, rows))

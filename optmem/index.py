@@ -229,6 +229,9 @@ class Census(Value):
     warmth: list[tuple[str, str, int, float | None, int]]  # records a sweep may cool: (status, kind, tier, imp, count)
 
 
+_CORRECTION_MARKS = (b"[corr", "〔更正〕".encode(), b"\\u")  # (in a line whose text opens with `CORRECTION_MARK`)
+
+
 class Index:
     """An open, up-to-date index of one vault. Use `open_index`.
 
@@ -519,11 +522,19 @@ class Index:
         between domains (`facts.SplitKey`), else none."""
         rows = [r for r in self.key_group(key, project=project, exact=False) if r.project == project]
         rows = [r for r in rows if view.status(r, now) == view.Status.CURRENT and not r.state and r.kind != MEMORY]
-        # what each says, a correction's prefix aside (correcting the stale value to the other's words agrees)
-        said_as = {r.n: textmod.fingerprint(CORRECTION_MARK.sub("", self.record(r).text)) or r.id for r in rows}
-        if len({r.domain for r in rows}) < 2 or len(set(said_as.values())) < 2:
+        if len({r.domain for r in rows}) < 2 or len({self.said_as(r) for r in rows}) < 2:
             return []
         return rows
+
+    def said_as(self, row: Row) -> str:
+        """What a keyed value says, a correction's prefix aside (correcting the stale value to the
+        other's words agrees): its text's fingerprint, else its id. A line that cannot hold that
+        prefix (no "[corr" in any case, no "〔更正〕", no escape that could spell either) has that
+        fingerprint in the index already (`fp`): its text is not read back and folded again."""
+        raw = self.line(row)
+        if not any(m in raw.lower() for m in _CORRECTION_MARKS):
+            return row.fp or row.id
+        return textmod.fingerprint(CORRECTION_MARK.sub("", self.record(row).text)) or row.id
 
     def across_domains(self, rows: Iterable[Row], now: float) -> dict[int, tuple[tuple[str, str], ...]]:
         """For each of `rows` that is a current value of a key another domain of its project holds a
