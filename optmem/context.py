@@ -50,26 +50,56 @@ class Section:
         # ends with that line (`summary`), kept until only redlines are left to cut
         self.names = names
         self.summed = bool(names)
+        self.chars = sum(map(len, items))  # the items' length together (kept by `fit` as it cuts)
+        self._cut_at: int | None = None  # (`_cut`: how many items were kept when it last counted)
+        self._cut_names: dict[str, int] = {}
 
     def __repr__(self) -> str:
-        return f"Section({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
+        return f"Section({', '.join(f'{k}={v!r}' for k, v in vars(self).items() if not k.startswith('_'))})"
 
     def summary(self) -> str:
         """The one line that names the items cut from this part ("" when none is to be said)."""
         if not (self.summed and self.names and self.omitted):
             return ""
-        cut = list(dict.fromkeys(self.names[len(self.items) :]))
+        cut = self._cut()
         if not cut:
             return ""
+        first: list[str] = []  # (the first names cut, each once: `dict.fromkeys(cut)[:SUMMARY_NAMES]`)
+        for name in self.names[len(self.items) :]:
+            if len(first) == SUMMARY_NAMES:
+                break
+            if name not in first:
+                first.append(name)
         over = len(cut) - SUMMARY_NAMES
-        named = ", ".join(cut[:SUMMARY_NAMES]) + (f" and {over} more" if over > 0 else "")
+        named = ", ".join(first) + (f" and {over} more" if over > 0 else "")
         return _item(SUMMARIES[self.name].format(n=self.omitted, names=named))
+
+    def _cut(self) -> dict[str, int]:
+        """The names of the items cut (`names` past the items kept), each with how often: kept
+        from one call to the next as `fit` cuts an item at a time (each call costs the items cut
+        since the last, not all of them)."""
+        names, at = self.names or [], len(self.items)
+        was = self._cut_at
+        if was is None or was < at:
+            self._cut_at, self._cut_names = len(names), {}
+            was = len(names)
+        counts = self._cut_names
+        for name in names[at:was]:
+            counts[name] = counts.get(name, 0) + 1
+        self._cut_at = at
+        return counts
 
     def render(self) -> str:
         """`## title`, then one line per item — the fence's structure and its data (`fit` made
         each item one defused line starting `- `) — then the line naming what was cut, if any."""
         tail = self.summary()
         return f"## {self.title}\n" + "\n".join(self.items + ([tail] if tail else []))
+
+    def size(self) -> int:
+        """`len(self.render())`, from the items' lengths `fit` keeps (`chars`) — not joined again."""
+        tail = self.summary()
+        lines = len(self.items) + bool(tail)
+        return len(self.title) + 4 + self.chars + len(tail) + max(lines - 1, 0)
 
     def shown(self) -> bool:
         return bool(self.items or self.summary())
@@ -269,13 +299,13 @@ def _split(
     from optmem.index import open_index
 
     now = clock.now().timestamp()
+    shown: dict[str, str] = {}  # (a domain as `get` shows it: one the scanner flags reads `[BLOCKED: rule]`)
     with open_index(vault) as idx:
         heads = [
-            (key, p, rows)
-            for key, p, rows in facts.split_heads(idx, now)
-            # (a domain as `get` shows it: one the scanner flags reads `[BLOCKED: rule]`, as in `facts.splits`)
+            (key, p)
+            for key, p, domains in facts.split_names(idx, now)
             if not (
-                (domain and domain not in {view.display(r.domain) for r in rows})
+                (domain and domain not in {shown.get(d) or shown.setdefault(d, view.display(d)) for d in domains})
                 or (project and p not in (None, project))
             )
         ]
@@ -283,11 +313,12 @@ def _split(
             return Section("across_domains", TITLES["across_domains"], [], len(heads))
         out, names = [], []
         size = 0
-        for key, p, rows in heads:
+        for key, p in heads:
             whose = f" (project {_line(p)})" if p and p != project else ""
             if budget is not None and size > budget:  # (past what the block can show: named, not said)
                 names.append(_line(view.shown(key)) + whose)
                 continue
+            rows = facts.split_values(idx, key, p, now)
             sk = facts.split_key(idx, key, p, rows, now)
             mine = [v for v in sk.values if not domain or v["domain"] == domain]
             others = [v for v in sk.values if domain and v["domain"] != domain]
@@ -738,6 +769,15 @@ def _left_out(s: Section) -> str:
     return f"{s.omitted} {s.name} item(s)"
 
 
+def _size(sections: list[Section], budget: int) -> int:
+    """`len(_assemble(sections, budget))`, from each part's `Section.size`: what `fit` measures
+    after each item it cuts, without joining the block again (which made the cutting quadratic)."""
+    sizes = [s.size() for s in sections if s.shown()]
+    elision = _elision(sections, budget)
+    parts = 2 + len(sizes) + bool(elision)
+    return len(OPEN) + len(CLOSE) + sum(sizes) + len(elision) + 2 * (parts - 1)
+
+
 def _assemble(sections: list[Section], budget: int, short: bool = False) -> str:
     parts = [OPEN] + [s.render() for s in sections if s.shown()]
     elision = _elision(sections, budget, short)
@@ -756,7 +796,7 @@ def _item(text: str) -> str:
 def _rank(s: Section, budget: int) -> int:
     """Where a part stands in `PRIORITY` now: a part with a share (`SHARE`) of the budget
     longer than its share stands as "<name>+", cut before the handoff, down to its share."""
-    if s.name in SHARE and len(s.render()) > budget // SHARE[s.name]:
+    if s.name in SHARE and s.size() > budget // SHARE[s.name]:
         return PRIORITY.index(f"{s.name}+")
     return PRIORITY.index(s.name)
 
@@ -782,18 +822,19 @@ def fit(sections: list[Section], budget: int) -> Context:
     measured is what is printed."""
     for s in sections:
         s.title, s.items = heading(s.title), [_item(i) for i in s.items]
-    text = _assemble(sections, budget)
-    while len(text) > budget:
+        s.chars = sum(map(len, s.items))
+    short = False
+    while _size(sections, budget) > budget:
         victim = _victim(sections, budget)
         if victim is None:
-            text = _assemble(sections, budget, short=True)
+            short = True
             break
         if victim.items:
-            victim.items.pop()
+            victim.chars -= len(victim.items.pop())
             victim.omitted += 1
         else:  # (only redlines are left to cut: the lines naming what was cut go first)
             victim.summed = False
-        text = _assemble(sections, budget)
+    text = _assemble(sections, budget, short)
     if len(text) > budget:
         # the line saying what was left out quotes the budget, so the least that fits is the
         # length of the block made for that least budget

@@ -375,22 +375,11 @@ class SplitKey(Value):
     values: list[dict[str, Any]]  # one current value per domain and value, oldest first (get's shape)
 
 
-_SPLIT = (
-    # keys standing (neither superseded nor forgotten) in two or more domains of one project; a
-    # hot-memory entry's journal and temporary states are no facts of a key
-    "SELECT key, project FROM rec WHERE key IS NOT NULL AND ksup IS NULL AND sup IS NULL AND forgotten = 0 "
-    "AND state = 0 AND kind != ? AND NOT (key >= 'hot:' AND key < 'hot;') "
-    "GROUP BY key, project HAVING count(DISTINCT domain) > 1 AND count(DISTINCT fp) > 1"
-)
-
-
-def split_heads(idx: Index, now: float) -> list[tuple[str, str | None, list[Row]]]:
-    """The keys whose current values differ between domains, oldest first, each as (key, project,
-    its current values oldest first) — what `split_keys` says of each, without reading back the
-    values' verdicts, guesses and views: for a caller that says only the first few (`context`).
-    The current values of the candidate keys are read a page of keys a query (`Index.split_rows`'s
-    filter, in SQL), then each key's values compared as `Index.split_rows` compares them (`Index.said_as`)."""
-    pairs = [(key, project) for key, project in idx.conn.execute(_SPLIT, (MEMORY,)).fetchall()]
+def _current_values(
+    idx: Index, pairs: list[tuple[str, str | None]], now: float
+) -> dict[tuple[str, str | None], list[Row]]:
+    """The current values of each of `pairs` (key, project), oldest first, read a page of keys a query
+    (`Index.split_rows`'s filter, in SQL)."""
     wanted = set(pairs)
     current, params = view.is_sql(view.Status.CURRENT, now)
     groups: dict[tuple[str, str | None], list[Row]] = {}
@@ -403,15 +392,45 @@ def split_heads(idx: Index, now: float) -> list[tuple[str, str | None, list[Row]
         ):
             if (pair := (r.key or "", r.project)) in wanted:  # (its key is one of the page's)
                 groups.setdefault(pair, []).append(r)
-    out: list[tuple[float, str, str | None, list[Row]]] = []
-    for key, project in pairs:  # (in the candidates' order: values of one day stay in it)
-        if not (rows := groups.get((key, project), [])):
-            continue
+    for rows in groups.values():
+        rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
+    return groups
+
+
+def split_names(idx: Index, now: float) -> list[tuple[str, str | None, frozenset[str]]]:
+    """The keys whose current values differ between domains, oldest first, each as (key, project,
+    the domains holding its current values) — without reading their values: the index keeps them
+    as it takes records in (`schema.SPLIT_GROUP`, the `split` table). A key one of whose values has
+    stopped being current since (it expired, it went cold: the row's `until`) is read again."""
+    out: list[tuple[float, str, str | None, frozenset[str]]] = []
+    again: list[tuple[str, str | None]] = []
+    for key, project, since, until, domains in idx.conn.execute(
+        "SELECT key, project, since, until, domains FROM split"
+    ).fetchall():
+        if until is not None and until <= now:
+            again.append((key, project))
+        else:
+            out.append((since, key, project, frozenset(d for d in json.loads(domains) if d is not None)))
+    for (key, project), rows in _current_values(idx, again, now).items():
         if len({r.domain for r in rows}) < 2 or len({idx.said_as(r) for r in rows}) < 2:
             continue
-        rows.sort(key=lambda r: view.newer_key(r.ts, r.id, r.n))
-        out.append((min(r.ts or 0 for r in rows), key, project, rows))
-    return [(key, project, rows) for _, key, project, rows in sorted(out, key=lambda x: x[0])]
+        out.append((min(r.ts or 0 for r in rows), key, project, frozenset(r.domain for r in rows)))
+    # (oldest first; of one time, by key, then project — no project first, as SQLite orders them)
+    out.sort(key=lambda x: (x[0], x[1], x[2] is not None, x[2] or ""))
+    return [(key, project, domains) for _, key, project, domains in out]
+
+
+def split_values(idx: Index, key: str, project: str | None, now: float) -> list[Row]:
+    """The current values of one of `split_names`, oldest first."""
+    return _current_values(idx, [(key, project)], now).get((key, project), [])
+
+
+def split_heads(idx: Index, now: float) -> list[tuple[str, str | None, list[Row]]]:
+    """`split_names` with each key's current values, oldest first — what `split_keys` says of
+    each, without reading back the values' verdicts, guesses and views."""
+    names = split_names(idx, now)
+    values = _current_values(idx, [(key, project) for key, project, _ in names], now)
+    return [(key, project, values.get((key, project), [])) for key, project, _ in names]
 
 
 def split_key(

@@ -42,7 +42,6 @@ from optmem.ingest import (
 )
 from optmem.record import (
     BOOKKEEPING,
-    CORRECTION_MARK,
     HANDOFF,
     LINE_OF_SQL,
     MEMORY,
@@ -58,7 +57,18 @@ from optmem.record import (
     second_of,
     seconds_places,
 )
-from optmem.schema import DDL, ID_TIME_SQL, POST_DDL, ROW_SELECT, SCHEMA, USED_SQL, WRITTEN_SQL, Row
+from optmem.schema import (
+    DDL,
+    ID_TIME_SQL,
+    POST_DDL,
+    ROW_SELECT,
+    SCHEMA,
+    SPLIT_FILL,
+    SPLIT_TRIGGERS,
+    USED_SQL,
+    WRITTEN_SQL,
+    Row,
+)
 from optmem.value import Value
 from optmem.vault import Vault, validate_name
 
@@ -227,9 +237,6 @@ class Census(Value):
     key_groups: int
     corrected: dict[str, int]  # id → current records correcting it
     warmth: list[tuple[str, str, int, float | None, int]]  # records a sweep may cool: (status, kind, tier, imp, count)
-
-
-_CORRECTION_MARKS = (b"[corr", "〔更正〕".encode(), b"\\u")  # (in a line whose text opens with `CORRECTION_MARK`)
 
 
 class Index:
@@ -528,13 +535,9 @@ class Index:
 
     def said_as(self, row: Row) -> str:
         """What a keyed value says, a correction's prefix aside (correcting the stale value to the
-        other's words agrees): its text's fingerprint, else its id. A line that cannot hold that
-        prefix (no "[corr" in any case, no "〔更正〕", no escape that could spell either) has that
-        fingerprint in the index already (`fp`): its text is not read back and folded again."""
-        raw = self.line(row)
-        if not any(m in raw.lower() for m in _CORRECTION_MARKS):
-            return row.fp or row.id
-        return textmod.fingerprint(CORRECTION_MARK.sub("", self.record(row).text)) or row.id
+        other's words agrees): its text's fingerprint, else its id — kept in the index as the
+        line was indexed (`said`, `ingest.said_of`; else its `fp`): no line is read back."""
+        return row.said or row.fp or row.id
 
     def across_domains(self, rows: Iterable[Row], now: float) -> dict[int, tuple[tuple[str, str], ...]]:
         """For each of `rows` that is a current value of a key another domain of its project holds a
@@ -1357,6 +1360,9 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
         link(conn, deferred, None)
     consume_access(conn, vault.access_files())
+    with conn:  # the split keys in one pass; from now on each change says its key again
+        conn.execute(SPLIT_FILL)
+        conn.executescript(SPLIT_TRIGGERS)
     # later appends merge as they go again (SQLite's defaults), then one full merge now
     conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 4)")
     conn.execute("INSERT INTO fts(fts, rank) VALUES ('crisismerge', 16)")

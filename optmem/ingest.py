@@ -25,6 +25,7 @@ from optmem.quarantine import may_replace, release_honoured, secondhand
 from optmem.reading.cues import says_change
 from optmem.record import (
     BOOKKEEPING,
+    CORRECTION_MARK,
     READ_BYTES,
     TIER_RANK,
     BadLine,
@@ -263,6 +264,7 @@ def prepare_rows(
             origin=rec.origin,
             held=int(rec.held is not None),
             dates=_dated(ts, dated) if dated is not None else None,
+            said=said_of(body, text, rec.id) if key else None,
         )
         out.rec_rows.append(line_values(row))
         if tags:
@@ -273,6 +275,19 @@ def prepare_rows(
             out.linked.append(rec._replace(line=n))  # (`link` knows a record by its index key)
         out.ids.append(rec.id)
     return out._replace(docs=docs, tokens=tokens, squares=squares, turns=turns)
+
+
+_CORRECTION_MARKS = (b"[corr", "〔更正〕".encode(), b"\\u")  # (in a line whose text opens with `CORRECTION_MARK`)
+
+
+def said_of(raw: bytes, text: str, rid: str) -> str | None:
+    """What a keyed value says, a correction's prefix aside (correcting the stale value to the
+    other's words agrees: `Index.said_as`): its text's fingerprint without the prefix, else its id —
+    None for a line that cannot hold that prefix (no "[corr" in any case, no "〔更正〕", no escape
+    that could spell either): its `fp` says it, its text need not be folded again."""
+    if not any(m in raw.lower() for m in _CORRECTION_MARKS):
+        return None
+    return textmod.fingerprint(CORRECTION_MARK.sub("", text)) or rid
 
 
 _SESSION, _SPOS, _DOMAIN, _ID, _KIND = (LINE_FIELDS.index(name) for name in ("session", "spos", "domain", "id", "kind"))

@@ -9,7 +9,7 @@ indexes rebuild.
 
 import operator
 
-from optmem.record import HANDOFF, Tier
+from optmem.record import HANDOFF, MEMORY, Tier
 from optmem.value import Annotated, NamedTuple
 
 # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context;
@@ -27,7 +27,9 @@ from optmem.value import Annotated, NamedTuple
 # an agent's inference replace a second-hand value by key: the two are in conflict (review 15); 38: each record's
 # tokens kept (`tok`): a search scores a candidate from them, not from its line read back and re-tokenised
 # 39: a pending guess or an inference supersedes no stated record, by a correction's link or on-similar (review 18)
-SCHEMA = "optmem-index-39"
+# 40: what a keyed value says kept (`said`), and the keys whose current values differ between domains kept as
+# records come in (`split`, its triggers): a session start reads them, not every keyed row
+SCHEMA = "optmem-index-40"
 
 
 class Col(NamedTuple):
@@ -71,6 +73,9 @@ class Row(NamedTuple):
     # the date terms of its text, space-separated (`dates.record_terms`): None when they are its own
     # day's alone, as for most records — a search re-tokenising a candidate reads them here
     dates: Annotated[str | None, Col("TEXT")] = None
+    # a keyed value whose line can hold a correction's prefix: the fingerprint of its text without
+    # it, else its id (`Index.said_as`); None: its `fp` says it (most values)
+    said: Annotated[str | None, Col("TEXT")] = None
     sup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this correction
     ksup: Annotated[str | None, Col("TEXT", view=True)] = None  # superseded by this same-key record
     forgotten: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0
@@ -184,6 +189,11 @@ CREATE TABLE df(term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE tok(n INTEGER PRIMARY KEY, body TEXT NOT NULL);
 -- the redlines again, so "every matching redline" costs nothing however large the log grows
 CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize="{TOKENIZE}");
+-- the keys whose current values differ between domains (`SPLIT_GROUP`), kept as records come in
+-- and change (`SPLIT_TRIGGERS`): `since` its oldest value's time, `until` when the first of its
+-- values stops being current with time (expires, goes cold), `domains` (JSON) those holding one
+CREATE TABLE split(key TEXT NOT NULL, project TEXT, since REAL NOT NULL, until REAL, domains TEXT NOT NULL);
+CREATE INDEX split_key ON split(key, project);
 """
 # when a record was last used — written, said again or recalled (not shown by context): what
 # `context` lists the recent records by (ties: later in the log first), through the index
@@ -214,4 +224,49 @@ CREATE INDEX rec_fork ON rec(fork) WHERE fork != 0;
 CREATE INDEX rec_used ON rec({USED_SQL});
 CREATE INDEX rec_handoff ON rec(project, ts, {ID_TIME_SQL}, n) WHERE kind = '{HANDOFF}';
 CREATE INDEX rec_cold ON rec(cold) WHERE cold IS NOT NULL;
+"""
+
+
+# `split`: a key (of a project) whose values stand in two or more domains with two or more
+# fingerprints (`facts.split_heads`' candidates: neither superseded nor forgotten, no temporary
+# state, no hot-memory journal) and whose current values, as far as time leaves them current,
+# differ between domains by what they say (`Index.said_as`). A value stops being current with time
+# only (`view.STATUS_RULES`: it goes cold, it expires — `_OUT`, when); until then the row is the
+# answer, after it the key's values are read again (`facts.split_heads`). A value that stops
+# standing otherwise (corrected, forgotten, …) changes its row: the triggers say the key again.
+_STANDS = (
+    f"key IS NOT NULL AND NOT (key >= 'hot:' AND key < 'hot;') AND sup IS NULL AND ksup IS NULL "
+    f"AND forgotten = 0 AND state = 0 AND kind != '{MEMORY}'"
+)
+_LIVE = "(NOT (held != 0 AND released = 0) AND retired = 0 AND NOT (pending != 0 AND confirmed = 0))"
+_COOLS = (
+    "(CASE WHEN cold IS NOT NULL AND cold > max(coalesce(wrote, ts, 0), coalesce(seen, 0), coalesce(touched, 0), "
+    "coalesce(shown, 0)) THEN cold END)"
+)
+_OUT = (
+    f"(CASE WHEN {_COOLS} IS NULL THEN expires WHEN expires IS NULL OR expires > {_COOLS} THEN {_COOLS} "
+    "ELSE expires END)"
+)
+SPLIT_GROUP = (
+    f"SELECT key, project, min(CASE WHEN {_LIVE} THEN coalesce(ts, 0) END), min(CASE WHEN {_LIVE} THEN {_OUT} END), "
+    f"json_group_array(DISTINCT CASE WHEN {_LIVE} THEN domain END) FROM rec WHERE {_STANDS} AND {{where}} "
+    "GROUP BY key, project HAVING count(DISTINCT domain) > 1 AND count(DISTINCT fp) > 1 "
+    f"AND count(DISTINCT CASE WHEN {_LIVE} THEN domain END) > 1 "
+    f"AND count(DISTINCT CASE WHEN {_LIVE} THEN coalesce(said, fp, id) END) > 1"
+)
+_SAY_AGAIN = (
+    "DELETE FROM split WHERE key = NEW.key AND project IS NEW.project; "
+    "INSERT INTO split " + SPLIT_GROUP.format(where="key = NEW.key AND project IS NEW.project") + ";"
+)
+# what changes whether a value stands, is current, when it stops being current, or what it says
+_WATCHED = (
+    "sup, ksup, forgotten, held, released, retired, pending, confirmed, expires, cold, wrote, seen, touched, "
+    "shown, ts, domain, project, key, kind, state, fp, said"
+)
+# made after a build has filled `split` in one pass (`SPLIT_FILL`): a build's rows are not said one by one
+SPLIT_FILL = "INSERT INTO split " + SPLIT_GROUP.format(where="1")
+_KEYED = "NEW.key IS NOT NULL AND NOT (NEW.key >= 'hot:' AND NEW.key < 'hot;')"
+SPLIT_TRIGGERS = f"""
+CREATE TRIGGER split_in AFTER INSERT ON rec WHEN {_KEYED} BEGIN {_SAY_AGAIN} END;
+CREATE TRIGGER split_up AFTER UPDATE OF {_WATCHED} ON rec WHEN {_KEYED} BEGIN {_SAY_AGAIN} END;
 """

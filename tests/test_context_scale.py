@@ -196,3 +196,93 @@ def test_a_key_split_between_domains_reads_as_it_did(vault, monkeypatch):
         "`optmem conflicts` lists them]"
     )
     assert "cache.where" not in block.text and "queue.what" not in block.text
+
+
+def _reference(idx: Index, now: float) -> list[tuple[str, str | None, frozenset[str]]]:
+    """The split keys read from every keyed value (`Index.split_rows` of each key), oldest first —
+    what the index's kept `split` table must say at any time."""
+    pairs = idx.conn.execute("SELECT DISTINCT key, project FROM rec WHERE key IS NOT NULL").fetchall()
+    out = []
+    for key, project in pairs:
+        rows = idx.split_rows(key, project, now)
+        if rows:
+            out.append((min(r.ts or 0 for r in rows), key, project, frozenset(r.domain for r in rows)))
+    out.sort(key=lambda x: (x[0], x[1], x[2] is not None, x[2] or ""))
+    return [(k, p, d) for _, k, p, d in out]
+
+
+def test_the_split_keys_the_index_keeps_as_records_come_in_are_those_its_values_say(vault, monkeypatch):
+    """The index keeps the keys another domain holds otherwise as records come in (a session start
+    reads them, not every keyed value): after values written, corrected, replaced in their domain,
+    expiring, and at times before and after they expire, it says what every value read says — and
+    what an index built from the whole log says."""
+    from optmem import facts
+    from optmem.index import open_index
+
+    vault, written = _split_vault(vault, monkeypatch, 6)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-03T00:00:00Z")
+    put(vault, "service 1 listens on port 9001", key="svc0.port", domain="code")  # agrees with hermes now
+    put(vault, "the mail relay is postfix", key="mail.relay", domain="code", ttl="3d")
+    put(vault, "the mail relay is exim", key="mail.relay", domain="hermes")
+    put(vault, "the db is postgres 15", key="db.version", domain="code", project="webapp")
+    put(vault, "the db is postgres 16", key="db.version", domain="hermes", project="webapp", ttl="10d")
+    facts.correct(vault, written[3].id, "service 1 listens on port 8001")  # (hermes' value of svc0.port … of none)
+    put(vault, "i am on call today", key="oncall", domain="code", state=True)
+    put(vault, "bob is on call", key="oncall", domain="hermes")
+    seen = []
+    for day in ("2026-06-03T01:00:00Z", "2026-06-07T00:00:00Z", "2026-06-20T00:00:00Z"):
+        monkeypatch.setenv("OPTMEM_NOW", day)
+        now = clock.now().timestamp()
+        with open_index(vault) as idx:
+            kept, want = facts.split_names(idx, now), _reference(idx, now)
+        with open_index(vault, rebuild=True) as idx:
+            built = facts.split_names(idx, now)
+        assert kept == want == built, day
+        seen.append({k for k, _, _ in kept})
+    assert "mail.relay" in seen[0] and "mail.relay" not in seen[1]  # (its code value expired)
+    assert "db.version" in seen[1] and "db.version" not in seen[2]
+    assert "oncall" not in seen[0] and "queue.what" not in seen[0] and "cache.where" not in seen[0]
+
+
+def test_a_session_start_finds_the_split_keys_without_reading_their_values(vault, monkeypatch):
+    """Which keys another domain holds otherwise is kept in the index: a block that can say a few
+    of them compares the values of those few (`Index.said_as`), not of every such key."""
+    vault, _ = _split_vault(vault, monkeypatch, 24)
+    calls: list[int] = []
+    said_as = Index.said_as
+
+    def counted(self: Index, row: Any) -> str:
+        calls.append(row.n)
+        return said_as(self, row)
+
+    monkeypatch.setattr(Index, "said_as", counted)
+    block = context.build(vault, budget=1500)
+    assert block.omitted["across_domains"] > 15
+    assert 0 < len(calls) <= 12  # (every such key's two values: 48 and more)
+
+
+def test_fitting_a_block_renders_each_part_once_however_many_items_it_cuts():
+    """`fit` measures the block from its parts' kept lengths after each item it cuts: the parts
+    are rendered for the block printed, not once per item cut (quadratic in a long part)."""
+    renders: list[str] = []
+    render = Section.render
+
+    class Counted(Section):
+        def render(self) -> str:
+            renders.append(self.name)
+            return render(self)
+
+    sections = [
+        Counted("redlines", TITLES["redlines"], ["never deploy on a Friday"]),
+        Counted(
+            "conflicts",
+            TITLES["conflicts"],
+            [f"conflict {i} — ask" for i in range(300)],
+            names=[f"k{i}" for i in range(300)],
+        ),
+        Counted("records", TITLES["records"], [f"record number {i} says something" for i in range(3000)]),
+    ]
+    block = fit(sections, 1200)
+    assert block.omitted["records"] == 3000 and block.omitted["conflicts"] > 250
+    assert block.chars <= 1200 and "and " in block.sections[1]["summary"]
+    assert len(renders) <= 2 * len(sections)
