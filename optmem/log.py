@@ -591,15 +591,16 @@ def _on_update(
             updates=updates,
         )
     replaced = [rid for rid in replaced if rid not in said]
-    if on_update == "supersede" and not rec.pending and rec.basis != "inferred" and replaced:
-        # a guess replaces nothing before it is confirmed, an inference never replaces a statement,
-        # nor does a tool's output (`said`)
+    if on_update == "supersede" and rec.basis != "inferred" and replaced:
+        # an inference never replaces a statement, nor does a tool's output (`said`); a guess keeps
+        # its link and replaces them once it is confirmed, as by `--on-similar supersede` (the index
+        # holds a pending record's `corrects` until then; `_guess_links` tells the writer)
         return rec._replace(
             corrects=(*rec.corrects, *replaced), kind=CORRECTION if rec.kind == NOTE else rec.kind
         ), None
     rec = rec._replace(extra={**rec.extra, "may_update": newest["id"]})  # counted until settled
     hint = (
-        "it was kept beside it (a guess, an inference or a tool's output supersedes nothing said)"
+        "it was kept beside it (an inference or a tool's output supersedes nothing said)"
         if on_update == "supersede"
         else f"if so, `optmem correct {newest['id'][-8:]} …` or --on-update supersede makes that explicit"
     )
