@@ -872,12 +872,11 @@ def _after_journal(vault: Vault, file: str, moment: datetime, newest: float | No
     """When to stamp a hot file's journal records: `stamped_after` its newest journal record. The
     journal is read in time order (`Index.journal`), so an edit stamped before the one it follows
     would read as undone — the file as edited outside optmem (review 17 #5). Lock held. `newest`:
-    when that record was made (`record.made_at`), as the caller read it under this lock; None:
+    when that record was made (`record.row_made`), as the caller read it under this lock; None:
     read here."""
     if newest is None:
         with open_index(vault) as idx:
-            row = idx.journal_newest(file)
-        newest = record.made_at(row.ts, row.id) if row is not None else float("-inf")
+            newest = record.row_made(idx.journal_newest(file))
     return stamped_after(moment, newest)
 
 

@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Iterable
 from enum import IntEnum
+from typing import Protocol
 
 from optmem import clock
 from optmem.patterns import lazy
@@ -94,6 +95,21 @@ def made_at(ts: float | None, rid: str) -> float:
     if later (the id is made to the millisecond; a clock stepped back since stamps a time before
     it); -inf when neither says (a hand-typed line without a time)."""
     return max(t for t in (ts, id_epoch(rid), float("-inf")) if t is not None)
+
+
+class Stamped(Protocol):
+    """What `row_made` reads of an index row: its time and its id."""
+
+    @property
+    def ts(self) -> float | None: ...
+    @property
+    def id(self) -> str: ...
+
+
+def row_made(row: Stamped | None) -> float:
+    """When the record an index row stands for was made (`made_at`); -inf for no row (a hot file
+    with no journal yet): what is written after it is stamped no earlier (`log.stamped_after`)."""
+    return float("-inf") if row is None else made_at(row.ts, row.id)
 
 
 def new_id(epoch: float) -> str:

@@ -127,7 +127,9 @@ def test_on_update_supersede_by_a_guess_keeps_its_link_and_replaces_the_value_on
     guess replaces it — from the index as from the log alone."""
     (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
     old = cli.json("append", "I have 3 plants on the balcony")["id"]
-    got = cli("append", "I now have 5 plants on the balcony", "--on-update", "supersede", "--confidence", "0.3", "--json")
+    got = cli(
+        "append", "I now have 5 plants on the balcony", "--on-update", "supersede", "--confidence", "0.3", "--json"
+    )
     assert got.exit_code == 0, got.stderr
     out = json.loads(got.stdout)
     guess = out["id"]
