@@ -381,14 +381,13 @@ def _handoff_ids(vault: Vault) -> set[str]:
 def _handoffs_beside(vault: Vault, git: _Git, before: set[str]) -> list[dict[str, Any]]:
     """The handoffs a merge put out of view without their open items being seen: of each project
     and domain a handoff came in for, the latest (what `handoff read` and `context` show) and the
-    latest each other clone wrote (its log folder) — one the shown handoff's writer had not seen
-    when it wrote it (one that only came in now, or one missing from the commit that brought the
-    shown one) is named, with its open items. Two machines that each wrote a handoff for one
-    project before syncing: the later hides the other's "next" from session start, so the sync
-    says it. A question of the log's history only: git answers it, nothing is written. Its rows
+    handoffs written beside it, which its writer had not seen when it wrote it (`_hidden`: from
+    the `after` it kept, as `handoff read` tells them; for an older optmem's handoff, from git
+    history) — each is named, with its open items, by the sync that brought them together. Two
+    machines that each wrote a handoff for one project before syncing: the later hides the
+    other's "next" from session start, so the sync says it. Nothing is written. Its rows
     may come from another clone: a project or domain that is no name (`NAME_RE`, as `handoff
     list` reads them) is passed over, and what is named is what every surface shows (`display`)."""
-    from optmem.handoff_file import from_row
     from optmem.index import open_index
     from optmem.names import NAME_RE
     from optmem.view import display
@@ -402,30 +401,47 @@ def _handoffs_beside(vault: Vault, git: _Git, before: set[str]) -> list[dict[str
             for project, domain in sorted(x for x in named if NAME_RE.fullmatch(x[1])):
                 of = [r for r in rows if r.project == project and r.domain == domain]
                 shown = of[0]
-                by_writer: dict[str, Any] = {}  # each clone's latest handoff of the project and domain
-                for r in of:
-                    by_writer.setdefault(_writer_of(idx.file_of(r)), r)
-                for writer, h in by_writer.items():
-                    if h.id == shown.id or writer == _writer_of(idx.file_of(shown)):
-                        continue
-                    if h.id not in came and shown.id not in came:
+                for said in _hidden(vault, idx, git, of, came):
+                    if said.id and said.id not in came and shown.id not in came:
                         continue  # (nothing new between them: said by the sync that brought it)
-                    if shown.id not in came or _saw(git, idx.file_of(shown), shown.id, h.id) is False:
-                        said = from_row(idx, h).shown()
-                        out.append(
-                            {
-                                "project": display(project),
-                                "domain": display(domain),
-                                "id": display(h.id),
-                                "time": said.time,
-                                "next": said.next,
-                                "blocked": said.blocked,
-                                "shown": shown.id,
-                            }
-                        )
+                    out.append(
+                        {
+                            "project": display(project),
+                            "domain": display(domain),
+                            "id": display(said.id or ""),
+                            "time": said.time,
+                            "next": said.next,
+                            "blocked": said.blocked,
+                            "shown": shown.id,
+                        }
+                    )
     except OptmemError:
         return out  # (the report says what it could; the handoffs are all in the log)
     return out
+
+
+def _hidden(vault: Vault, idx: Any, git: _Git, of: list[Any], came: set[str]) -> list[Any]:
+    """The handoffs (`Handoff`, as shown) of one project and domain written beside the latest,
+    `of[0]` (`of`: newest first): what `handoff read` and `context` show beside it
+    (`handoff.beside`, from the `after` its writer kept) — or, for a latest an older optmem wrote
+    without `after`, each other clone's latest that git history says its writer had not seen (the
+    commit that brought it lacked it)."""
+    from optmem import handoff
+    from optmem.handoff_file import from_row
+
+    shown = of[0]
+    if idx.record(shown).extra.get("after") is not None:  # its writer said what it had seen
+        return handoff.beside(vault, from_row(idx, shown))
+    by_writer: dict[str, Any] = {}  # each clone's latest handoff of the project and domain
+    for r in of:
+        by_writer.setdefault(_writer_of(idx.file_of(r)), r)
+    return [
+        from_row(idx, h).shown()
+        for writer, h in by_writer.items()
+        if h.id != shown.id
+        and writer != _writer_of(idx.file_of(shown))
+        and (shown.id not in came or _saw(git, idx.file_of(shown), shown.id, h.id) is False)
+    ]
 
 
 def _writer_of(file: str) -> str:
