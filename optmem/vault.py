@@ -697,9 +697,13 @@ class Vault:
             self.lay_out_on_write = False
 
     def tree_lock(self) -> AbstractContextManager[None]:
-        """The summary tree's own lock: compaction takes a while and must not hold up appends."""
+        """The summary tree's own lock: compaction takes a while and must not hold up appends.
+        Held on the `tree/` folder too (made if missing), as `lock` is on the vault's, so a
+        `.cache/` deleted while it is held lets no second compaction in."""
         self.lay_out()
-        return fsio.exclusive_lock(self.cache("tree.lock"), self.settings.lock.timeout, within=self.root)
+        tree = self.root / "tree"
+        fsio.ensure_dir(tree, within=self.root)
+        return fsio.exclusive_lock(self.cache("tree.lock"), self.settings.lock.timeout, within=self.root, folder=tree)
 
     @contextmanager
     def lock(self) -> Iterator[None]:

@@ -39,6 +39,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -265,8 +266,31 @@ def sync(vault: Vault, remote: str | None = None, branch: str | None = None, say
     """Commit, fetch, merge, scan, catch up, push (see the module's doc); the report. One sync
     of a clone at a time (a second waits for the first)."""
     vault.require()
-    with fsio.exclusive_lock(vault.cache("sync.lock"), SYNC_WAIT, within=vault.root):
+    with sync_lock(vault):
         return _sync(vault, remote, branch, say or (lambda _: None))
+
+
+def sync_lock(vault: Vault, timeout: float = SYNC_WAIT) -> AbstractContextManager[None]:
+    """One sync of a clone at a time: `.cache/sync.lock`, held on the clone's git directory too
+    (as the vault lock is on the vault's folder), so a `.cache/` deleted while a sync runs lets no
+    second one in (the vault is its work tree's top: `_top`)."""
+    return fsio.exclusive_lock(vault.cache("sync.lock"), timeout, within=vault.root, folder=_git_dir(vault.root))
+
+
+def _git_dir(top: Path) -> Path | None:
+    """The git directory of the work tree at `top` (`.git`, or where a worktree's `.git` file
+    points), without running git; None when there is none (`_sync` says so)."""
+    dot = top / ".git"
+    if dot.is_dir():
+        return dot
+    try:
+        said = dot.read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not said.startswith("gitdir:"):
+        return None
+    path = Path(said.removeprefix("gitdir:").strip())
+    return path if path.is_absolute() else top / path
 
 
 def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> SyncReport:
