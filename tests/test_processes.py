@@ -378,11 +378,15 @@ def test_a_sync_lock_file_deleted_while_held_lets_no_second_sync_in(tmp_path):
     clone = tmp_path / "clone"
     git(tmp_path, "init", "-q", "-b", "main", str(clone))
     (clone / "LOG.jsonl").write_text("", "utf-8")
-    vault = Vault(clone)
-    with lock_held(clone, "sync"):
-        shutil.rmtree(clone / ".cache")
-        with pytest.raises(Locked, match="deleted while it held the lock"):
-            with sync_lock(vault, timeout=0.3):  # timeout under test: held here
-                pass
-    with sync_lock(vault, timeout=HANG):  # let go: the next one takes it
-        pass
+    git(clone, "add", "LOG.jsonl"), git(clone, "commit", "-qm", "a vault")
+    worktree = tmp_path / "memory"  # (a worktree's .git is a file naming its git directory)
+    git(clone, "worktree", "add", "-q", "--detach", str(worktree))
+    for top in (clone, worktree):
+        vault = Vault(top)
+        with lock_held(top, "sync"):
+            shutil.rmtree(top / ".cache")
+            with pytest.raises(Locked, match="deleted while it held the lock"):
+                with sync_lock(vault, timeout=0.3):  # timeout under test: held here
+                    pass
+        with sync_lock(vault, timeout=HANG):  # let go: the next one takes it
+            pass
