@@ -11,7 +11,6 @@ import os
 import re
 from collections.abc import Iterable
 from enum import IntEnum
-from typing import Protocol
 
 from optmem import clock
 from optmem.patterns import lazy
@@ -20,7 +19,7 @@ from optmem.value import NamedTuple
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
 VERSION = 1
 TIERS = ("chat", "normal", "evidence", "redline")
@@ -97,13 +96,15 @@ def made_at(ts: float | None, rid: str) -> float:
     return max(t for t in (ts, id_epoch(rid), float("-inf")) if t is not None)
 
 
-class Stamped(Protocol):
-    """What `row_made` reads of an index row: its time and its id."""
+if TYPE_CHECKING:
 
-    @property
-    def ts(self) -> float | None: ...
-    @property
-    def id(self) -> str: ...
+    class Stamped(Protocol):
+        """What `row_made` reads of an index row: its time and its id."""
+
+        @property
+        def ts(self) -> float | None: ...
+        @property
+        def id(self) -> str: ...
 
 
 def row_made(row: Stamped | None) -> float:
