@@ -61,7 +61,7 @@ import sys
 from optmem.vault import Vault
 vault = Vault(sys.argv[1])
 if sys.argv[2] == "tree":
-    held = vault.tree_lock()
+    held = vault.tree_lock(make=True)  # (as compaction takes it)
 elif sys.argv[2] == "sync":
     from optmem.integrations.sync import sync_lock
     held = sync_lock(vault)
