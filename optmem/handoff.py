@@ -16,6 +16,7 @@ from optmem.errors import BadFrontMatter, NotFound, OptmemError, TooLarge, Unrea
 from optmem.handoff_file import SECTIONS, Handoff, from_row, names_sections, parse, parse_body, render
 from optmem.record import HANDOFF
 from optmem.safety import scan
+from optmem.settings import MAX_COUNT
 from optmem.vault import NAME_RE, Vault, validate_name
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
@@ -334,6 +335,7 @@ def read(
         validate_name(domain, "domain")
     if history < 1:
         raise UsageError("--history must be at least 1")
+    history = min(history, MAX_COUNT)  # more than any project holds: all of them
     vault.require()
     current = _file(vault, project)
     if current is not None and domain is not None and current.domain != domain:

@@ -591,15 +591,16 @@ def _on_update(
             updates=updates,
         )
     replaced = [rid for rid in replaced if rid not in said]
-    if on_update == "supersede" and not rec.pending and rec.basis != "inferred" and replaced:
-        # a guess replaces nothing before it is confirmed, an inference never replaces a statement,
-        # nor does a tool's output (`said`)
+    if on_update == "supersede" and rec.basis != "inferred" and replaced:
+        # an inference never replaces a statement, nor does a tool's output (`said`); a guess keeps
+        # its link and replaces them once it is confirmed, as by `--on-similar supersede` (the index
+        # holds a pending record's `corrects` until then; `_guess_links` tells the writer)
         return rec._replace(
             corrects=(*rec.corrects, *replaced), kind=CORRECTION if rec.kind == NOTE else rec.kind
         ), None
     rec = rec._replace(extra={**rec.extra, "may_update": newest["id"]})  # counted until settled
     hint = (
-        "it was kept beside it (a guess, an inference or a tool's output supersedes nothing said)"
+        "it was kept beside it (an inference or a tool's output supersedes nothing said)"
         if on_update == "supersede"
         else f"if so, `optmem correct {newest['id'][-8:]} …` or --on-update supersede makes that explicit"
     )
@@ -871,12 +872,11 @@ def _after_journal(vault: Vault, file: str, moment: datetime, newest: float | No
     """When to stamp a hot file's journal records: `stamped_after` its newest journal record. The
     journal is read in time order (`Index.journal`), so an edit stamped before the one it follows
     would read as undone — the file as edited outside optmem (review 17 #5). Lock held. `newest`:
-    when that record was made (`record.made_at`), as the caller read it under this lock; None:
+    when that record was made (`record.row_made`), as the caller read it under this lock; None:
     read here."""
     if newest is None:
         with open_index(vault) as idx:
-            row = idx.journal_newest(file)
-        newest = record.made_at(row.ts, row.id) if row is not None else float("-inf")
+            newest = record.row_made(idx.journal_newest(file))
     return stamped_after(moment, newest)
 
 

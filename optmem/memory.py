@@ -30,15 +30,13 @@ from optmem.errors import (
     UsageError,
     quote,
 )
-from optmem.record import MEMORY, Record, made_at
+from optmem.record import MEMORY, Record, row_made
 from optmem.value import NamedTuple, Value
 from optmem.vault import Vault, hot_target
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
 if TYPE_CHECKING:
     from typing import Any
-
-    from optmem.index import Row
 
 SEPARATOR = "\n§\n"
 # Entries are joined by a line holding only `§` — split exactly as Hermes Agent splits them
@@ -289,7 +287,7 @@ class Drift(NamedTuple):
     resurfaced: list[str]  # entries in the file the journal says were removed
     missing: list[str]  # entries the journal says are in the file, and are not
     texts: dict[str, str]  # entry id → its text (from the file, else from the journal)
-    newest: float | None = None  # when the journal's newest record was made (`journal_made`); None: not read here
+    newest: float | None = None  # when the journal's newest record was made (`record.row_made`); None: not read here
 
 
 JOURNAL_OPS = ("add", "replace", "remove")
@@ -329,7 +327,7 @@ def journal_of(vault: Vault, file: str) -> dict[str, tuple[str, str]]:
 
 
 def _read_journal(vault: Vault, file: str) -> tuple[dict[str, tuple[str, str]], float]:
-    """`journal_of`, and when the journal's newest record was made (`journal_made`)."""
+    """`journal_of`, and when the journal's newest record was made (`record.row_made`)."""
     from optmem.index import open_index
 
     out: dict[str, tuple[str, str]] = {}
@@ -341,14 +339,7 @@ def _read_journal(vault: Vault, file: str) -> tuple[dict[str, tuple[str, str]], 
             step = journal_step(rec)
             if step:
                 out[step[1]] = (step[2], rec.text)
-    return out, journal_made(rows[-1] if rows else None)
-
-
-def journal_made(row: Row | None) -> float:
-    """When a hot file's newest journal record (`Index.journal`'s last row) was made: its time, or
-    its id's if later (a clock stepped back since); -inf for a file with no journal. A new journal
-    record is stamped no earlier (`log.journal_hot`)."""
-    return float("-inf") if row is None else made_at(row.ts, row.id)
+    return out, row_made(rows[-1] if rows else None)  # (`Index.journal` reads in time order)
 
 
 def drift(vault: Vault, hot: HotFile, journal: dict[str, tuple[str, str]] | None = None) -> Drift:

@@ -19,7 +19,7 @@ from optmem.value import NamedTuple
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
 VERSION = 1
 TIERS = ("chat", "normal", "evidence", "redline")
@@ -94,6 +94,23 @@ def made_at(ts: float | None, rid: str) -> float:
     if later (the id is made to the millisecond; a clock stepped back since stamps a time before
     it); -inf when neither says (a hand-typed line without a time)."""
     return max(t for t in (ts, id_epoch(rid), float("-inf")) if t is not None)
+
+
+if TYPE_CHECKING:
+
+    class Stamped(Protocol):
+        """What `row_made` reads of an index row: its time and its id."""
+
+        @property
+        def ts(self) -> float | None: ...
+        @property
+        def id(self) -> str: ...
+
+
+def row_made(row: Stamped | None) -> float:
+    """When the record an index row stands for was made (`made_at`); -inf for no row (a hot file
+    with no journal yet): what is written after it is stamped no earlier (`log.stamped_after`)."""
+    return float("-inf") if row is None else made_at(row.ts, row.id)
 
 
 def new_id(epoch: float) -> str:

@@ -38,7 +38,7 @@ from optmem.reading import cues, questions
 from optmem.reading.attributes import attribute_tokens
 from optmem.reading.query import Intent, lone_characters, read, with_lone
 from optmem.record import COMMIT, HANDOFF, HANDS, MEMORY, MERGED, Record, Tier, hand
-from optmem.settings import Ranking
+from optmem.settings import MAX_COUNT, Ranking
 from optmem.value import NamedTuple, Value
 from optmem.vault import Vault
 
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 __all__ = ["Filters", "Query", "SearchResult", "make_filters", "ranked", "search"]
 
 
-MAX_LIMIT = 10**9
 TAGS_SHOWN = 20  # the most used tags a warning about an unknown --tag lists
 FOLLOW_POOL = 10  # the newer notes sharing most words with a matched note that are read (`_followers`)
 
@@ -120,7 +119,7 @@ def search(
         raise UsageError("QUERY is empty; give words to search for (Chinese or English)")
     if limit < 1:
         raise UsageError("--limit must be at least 1")
-    limit = min(limit, MAX_LIMIT)  # more than any store holds: all of them (and SQLite's integers hold it)
+    limit = min(limit, MAX_COUNT)  # more than any store holds: all of them
     now = clock.now().timestamp()
     from optmem.follow import open_followed
 

@@ -53,6 +53,7 @@ Section = Value
 # `[limits] record_bytes`' range. The setting bounds what is written next; every read takes a
 # record up to the largest it can be set to (`record.READ_BYTES`): a vault's optmem.toml, which a
 # pushed commit can change, never hides or moves a line already stored.
+MAX_COUNT = 10**9  # a count asked for (--limit, --history) past this is all of them: SQLite's integers hold it
 RECORD_BYTES_MIN = 1024
 RECORD_BYTES_MAX = 1 << 20
 

@@ -789,7 +789,7 @@ def compact(
                     f"domain {d[:40]!r} in LOG.jsonl is not a usable name; its records were "
                     "not compacted (see `optmem doctor`)"
                 )
-    with vault.tree_lock():  # not the vault lock: agents keep appending while this runs
+    with vault.tree_lock(make=bool(targets) and not dry_run):  # not the vault lock: appends go on meanwhile
         for d in targets:
             seen = _stamps(vault.tree_dir(d))  # (before the plan reads them: a summariser can take minutes)
             plan = plan_domain(vault, d, summarizer=summarizer, progress=progress)

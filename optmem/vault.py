@@ -696,10 +696,21 @@ class Vault:
             self.made_here = str(self.root) in self.laid_out
             self.lay_out_on_write = False
 
-    def tree_lock(self) -> AbstractContextManager[None]:
-        """The summary tree's own lock: compaction takes a while and must not hold up appends."""
+    def tree_lock(self, *, make: bool = False) -> AbstractContextManager[None]:
+        """The summary tree's own lock: compaction takes a while and must not hold up appends.
+        Held on the `tree/` folder too, as `lock` is on the vault's, so a `.cache/` deleted while
+        it is held lets no second compaction in; `make`: the folder is made first if missing
+        (compaction, which writes nodes there — a purge of a vault with no tree makes none)."""
         self.lay_out()
-        return fsio.exclusive_lock(self.cache("tree.lock"), self.settings.lock.timeout, within=self.root)
+        tree = self.root / "tree"
+        if make:
+            fsio.ensure_dir(tree, within=self.root)
+        return fsio.exclusive_lock(
+            self.cache("tree.lock"),
+            self.settings.lock.timeout,
+            within=self.root,
+            folder=tree if tree.is_dir() else None,
+        )
 
     @contextmanager
     def lock(self) -> Iterator[None]:

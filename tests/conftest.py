@@ -59,17 +59,26 @@ hypothesis_settings.load_profile("optmem")
 _HOLDER = """
 import sys
 from optmem.vault import Vault
-with Vault(sys.argv[1]).lock():
+vault = Vault(sys.argv[1])
+if sys.argv[2] == "tree":
+    held = vault.tree_lock(make=True)  # (as compaction takes it)
+elif sys.argv[2] == "sync":
+    from optmem.integrations.sync import sync_lock
+    held = sync_lock(vault)
+else:
+    held = vault.lock()
+with held:
     print("held", flush=True)
     sys.stdin.read()
 """
 
 
 @contextmanager
-def lock_held(vault: Path) -> Iterator[None]:
-    """Another process holds `vault`'s lock while the block runs; it lets go, and exits cleanly, after."""
+def lock_held(vault: Path, which: str = "vault") -> Iterator[None]:
+    """Another process holds `vault`'s lock (`which`: "vault", or the "tree" or "sync" job's) while
+    the block runs; it lets go, and exits cleanly, after."""
     holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(vault)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _HOLDER, str(vault), which], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"

@@ -121,6 +121,36 @@ def test_on_similar_supersede_by_a_guess_replaces_its_near_copy_once_confirmed(c
     assert cli.json("get", said)["record"]["superseded_by"] == guess
 
 
+def test_on_update_supersede_by_a_guess_keeps_its_link_and_replaces_the_value_once_confirmed(cli, vault, vault_path):
+    """A guess the gate reads as a new value of an earlier record keeps the link (as a guess by
+    `--on-similar supersede` does): the old value stands while it is a guess, and confirming the
+    guess replaces it — from the index as from the log alone."""
+    (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    old = cli.json("append", "I have 3 plants on the balcony")["id"]
+    got = cli(
+        "append", "I now have 5 plants on the balcony", "--on-update", "supersede", "--confidence", "0.3", "--json"
+    )
+    assert got.exit_code == 0, got.stderr
+    out = json.loads(got.stdout)
+    guess = out["id"]
+    assert [u["id"] for u in out["possible_update"]] == [old], out
+    assert out["record"]["corrects"] == [old], out["record"]
+    assert "replaces it once it is confirmed" in out["warning"], out
+    assert _status(cli, old) == "current" and _status(cli, guess) == "pending"  # a guess replaces nothing yet
+    assert cli.json("get", old)["record"]["superseded_by"] is None
+    assert cli("confirm", guess).exit_code == 0
+    assert cli.json("get", old)["record"]["superseded_by"] == guess
+    assert _status(cli, old) == "superseded" and _status(cli, guess) == "current"
+    assert cli("reindex").exit_code == 0  # the same from the log alone
+    assert cli.json("get", old)["record"]["superseded_by"] == guess
+    # rejected instead, the old value stands as it was
+    other = cli.json("append", "I have 2 cats at home")["id"]
+    wrong = cli.json("append", "I now have 4 cats at home", "--on-update", "supersede", "--confidence", "0.3")
+    assert wrong["record"]["corrects"] == [other]
+    assert cli("reject", wrong["id"], "--reason", "a guess").exit_code == 0
+    assert _status(cli, other) == "current" and cli.json("get", other)["record"]["superseded_by"] is None
+
+
 def test_over_mcp_an_inferred_correction_replaces_nothing_said(vault_path, cli):
     cli("init")
     said = cli.json("append", "The API rate limit is 100 requests per minute")["id"]

@@ -484,3 +484,25 @@ def test_an_edit_after_an_outside_edit_under_a_clock_stepped_back_reads_in_order
         if r.get("source") == "drift"
     ]
     assert [r["text"] for r in drift] == ["typed by hand"]
+
+
+def test_when_a_journal_row_was_made_is_one_function_below_memory_and_log(vault, monkeypatch):
+    """`record.row_made` is the one reading of "when was the newest journal record made" that
+    `memory` (its look for drift) and `log` (stamping the next journal record) share: its time, or
+    its id's when the clock stood behind the id; -inf for a file with no journal."""
+    from optmem import record
+    from optmem.index import open_index
+
+    assert record.row_made(None) == float("-inf")
+    assert not hasattr(memory, "journal_made")  # one function, not a copy per module
+    monkeypatch.setenv("OPTMEM_NOW", "2026-03-01T00:00:00Z")
+    memory.add(vault, "The build runs on Jenkins")
+    with open_index(vault) as idx:
+        row = idx.journal_newest("MEMORY.md")
+    assert row is not None and record.row_made(row) == record.made_at(row.ts, row.id) == row.ts
+    # the clock stepped back: the next journal record is stamped after the newest one, not before it
+    monkeypatch.setenv("OPTMEM_NOW", "2026-02-01T00:00:00Z")
+    memory.add(vault, "The queue is RabbitMQ")
+    with open_index(vault) as idx:
+        rows = idx.journal("MEMORY.md")
+    assert rows[-1].id != row.id and rows[-1].ts >= row.ts  # (the journal reads in time order)

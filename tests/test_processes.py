@@ -343,3 +343,50 @@ def test_a_lock_file_deleted_while_held_lets_no_second_writer_in(vault, vault_pa
         assert cli.json("add", "added beside the holder", code=3)["error"]["code"] == "locked"
         assert b"beside the holder" not in (vault_path / "LOG.jsonl").read_bytes()
     assert cli.json("append", "written after the holder")["status"] == "stored"
+
+
+@pytest.mark.long
+def test_a_job_lock_file_deleted_while_held_lets_no_second_compaction_in(vault, vault_path, cli):
+    """`rm -r .cache` while `compact` holds the tree's lock: a second `compact` made a new
+    `tree.lock` and ran beside the first. The tree's folder is locked too, as the vault lock locks
+    the vault's folder, and no cleaning of caches deletes it."""
+    import shutil
+
+    (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.3\n", "utf-8")  # timeout under test: held here
+    assert cli.json("append", "written before the holder")["status"] == "stored"
+    with lock_held(vault_path, "tree"):
+        shutil.rmtree(vault_path / ".cache")
+        out = cli.json("compact", code=3)
+        assert out["error"]["code"] == "locked", out
+        assert "its lock file was deleted while it held the lock" in out["error"]["message"], out
+        assert cli.json("append", "appends go on meanwhile")["status"] == "stored"  # (not the vault lock)
+    assert cli.json("compact")["ok"] is True
+
+
+@pytest.mark.long
+def test_a_sync_lock_file_deleted_while_held_lets_no_second_sync_in(tmp_path):
+    """The same for `optmem sync`'s lock: the git directory is locked too (two syncs of one
+    repository would run two merges in it)."""
+    import shutil
+
+    from test_git import git
+
+    from optmem.errors import Locked
+    from optmem.integrations.sync import sync_lock
+    from optmem.vault import Vault
+
+    clone = tmp_path / "clone"
+    git(tmp_path, "init", "-q", "-b", "main", str(clone))
+    (clone / "LOG.jsonl").write_text("", "utf-8")
+    git(clone, "add", "LOG.jsonl"), git(clone, "commit", "-qm", "a vault")
+    worktree = tmp_path / "memory"  # (a worktree's .git is a file naming its git directory)
+    git(clone, "worktree", "add", "-q", "--detach", str(worktree))
+    for top in (clone, worktree):
+        vault = Vault(top)
+        with lock_held(top, "sync"):
+            shutil.rmtree(top / ".cache")
+            with pytest.raises(Locked, match="deleted while it held the lock"):
+                with sync_lock(vault, timeout=0.3):  # timeout under test: held here
+                    pass
+        with sync_lock(vault, timeout=HANG):  # let go: the next one takes it
+            pass

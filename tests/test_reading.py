@@ -210,3 +210,20 @@ def test_every_rule_has_a_switch_and_a_row_and_the_docs_print_the_table():
     assert all(r.locomo and r.lme and r.madial and r.updates and "…" not in r[4:] for r in rules.RULES)
     docs = (Path(__file__).resolve().parent.parent / "docs" / "search.md").read_text("utf-8")
     assert rules.markdown() in docs
+
+
+def test_the_characters_a_missing_pair_leaves_are_found_without_searching_the_terms_per_character():
+    """A long Chinese query is thousands of pairs: `lone_characters` asked "is this character a
+    term?" of the list of terms once per character — N² steps (a 60,000-character query searched
+    for ten minutes). It asks a set: the list is never searched."""
+
+    class Terms(list):  # (counts how often the list itself is searched)
+        searched = 0
+
+        def __contains__(self, item: object) -> bool:
+            Terms.searched += 1
+            return super().__contains__(item)
+
+    pairs = Terms(["称了", "多重", "上次", "人"])
+    assert lone_characters(pairs, {"称了": 3, "上次": 5}) == ["多", "重"]
+    assert Terms.searched == 0

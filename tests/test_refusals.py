@@ -506,3 +506,22 @@ def test_a_text_too_large_is_measured_in_bytes_and_says_what_a_chinese_character
     assert err["code"] == "too_large" and err["bytes"] == 90_000, err
     assert "90,000 bytes" in err["message"] and "a Chinese character takes 3" in err["message"], err
     assert (vault_path / "LOG.jsonl").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["handoff", "read", "-p", "webapp", "--history", "99999999999999999999"],
+        ["search", "deploy", "--limit", "99999999999999999999"],
+        ["pending", "--limit", "99999999999999999999"],
+        ["quarantine", "--limit", "99999999999999999999"],
+    ],
+)
+def test_a_count_larger_than_any_vault_holds_means_all_of_them(cli, vault, args):
+    """A count past what SQLite's integers hold (`--history 99999999999999999999`) read as a
+    bug in optmem (exit 4, OverflowError); it asks for all of them, as a large --limit does."""
+    put(vault, "the deploy ran fine")
+    assert cli("handoff", "write", "-p", "webapp", "--next", "更新 nginx").exit_code == 0
+    out = cli(*args, "--json")
+    assert out.exit_code == 0, out.stdout
+    assert json.loads(out.stdout)["ok"] is True

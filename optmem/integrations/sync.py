@@ -39,6 +39,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -265,8 +266,31 @@ def sync(vault: Vault, remote: str | None = None, branch: str | None = None, say
     """Commit, fetch, merge, scan, catch up, push (see the module's doc); the report. One sync
     of a clone at a time (a second waits for the first)."""
     vault.require()
-    with fsio.exclusive_lock(vault.cache("sync.lock"), SYNC_WAIT, within=vault.root):
+    with sync_lock(vault):
         return _sync(vault, remote, branch, say or (lambda _: None))
+
+
+def sync_lock(vault: Vault, timeout: float = SYNC_WAIT) -> AbstractContextManager[None]:
+    """One sync of a clone at a time: `.cache/sync.lock`, held on the clone's git directory too
+    (as the vault lock is on the vault's folder), so a `.cache/` deleted while a sync runs lets no
+    second one in (the vault is its work tree's top: `_top`)."""
+    return fsio.exclusive_lock(vault.cache("sync.lock"), timeout, within=vault.root, folder=_git_dir(vault.root))
+
+
+def _git_dir(top: Path) -> Path | None:
+    """The git directory of the work tree at `top` (`.git`, or where a worktree's `.git` file
+    points), without running git; None when there is none (`_sync` says so)."""
+    dot = top / ".git"
+    if dot.is_dir():
+        return dot
+    try:
+        said = dot.read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not said.startswith("gitdir:"):
+        return None
+    path = Path(said.removeprefix("gitdir:").strip())
+    return path if path.is_absolute() else top / path
 
 
 def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> SyncReport:
@@ -381,14 +405,13 @@ def _handoff_ids(vault: Vault) -> set[str]:
 def _handoffs_beside(vault: Vault, git: _Git, before: set[str]) -> list[dict[str, Any]]:
     """The handoffs a merge put out of view without their open items being seen: of each project
     and domain a handoff came in for, the latest (what `handoff read` and `context` show) and the
-    latest each other clone wrote (its log folder) — one the shown handoff's writer had not seen
-    when it wrote it (one that only came in now, or one missing from the commit that brought the
-    shown one) is named, with its open items. Two machines that each wrote a handoff for one
-    project before syncing: the later hides the other's "next" from session start, so the sync
-    says it. A question of the log's history only: git answers it, nothing is written. Its rows
+    handoffs written beside it, which its writer had not seen when it wrote it (`_hidden`: from
+    the `after` it kept, as `handoff read` tells them; for an older optmem's handoff, from git
+    history) — each is named, with its open items, by the sync that brought them together. Two
+    machines that each wrote a handoff for one project before syncing: the later hides the
+    other's "next" from session start, so the sync says it. Nothing is written. Its rows
     may come from another clone: a project or domain that is no name (`NAME_RE`, as `handoff
     list` reads them) is passed over, and what is named is what every surface shows (`display`)."""
-    from optmem.handoff_file import from_row
     from optmem.index import open_index
     from optmem.names import NAME_RE
     from optmem.view import display
@@ -402,30 +425,47 @@ def _handoffs_beside(vault: Vault, git: _Git, before: set[str]) -> list[dict[str
             for project, domain in sorted(x for x in named if NAME_RE.fullmatch(x[1])):
                 of = [r for r in rows if r.project == project and r.domain == domain]
                 shown = of[0]
-                by_writer: dict[str, Any] = {}  # each clone's latest handoff of the project and domain
-                for r in of:
-                    by_writer.setdefault(_writer_of(idx.file_of(r)), r)
-                for writer, h in by_writer.items():
-                    if h.id == shown.id or writer == _writer_of(idx.file_of(shown)):
-                        continue
-                    if h.id not in came and shown.id not in came:
+                for said in _hidden(vault, idx, git, of, came):
+                    if said.id and said.id not in came and shown.id not in came:
                         continue  # (nothing new between them: said by the sync that brought it)
-                    if shown.id not in came or _saw(git, idx.file_of(shown), shown.id, h.id) is False:
-                        said = from_row(idx, h).shown()
-                        out.append(
-                            {
-                                "project": display(project),
-                                "domain": display(domain),
-                                "id": display(h.id),
-                                "time": said.time,
-                                "next": said.next,
-                                "blocked": said.blocked,
-                                "shown": shown.id,
-                            }
-                        )
+                    out.append(
+                        {
+                            "project": display(project),
+                            "domain": display(domain),
+                            "id": display(said.id or ""),
+                            "time": said.time,
+                            "next": said.next,
+                            "blocked": said.blocked,
+                            "shown": shown.id,
+                        }
+                    )
     except OptmemError:
         return out  # (the report says what it could; the handoffs are all in the log)
     return out
+
+
+def _hidden(vault: Vault, idx: Any, git: _Git, of: list[Any], came: set[str]) -> list[Any]:
+    """The handoffs (`Handoff`, as shown) of one project and domain written beside the latest,
+    `of[0]` (`of`: newest first): what `handoff read` and `context` show beside it
+    (`handoff.beside`, from the `after` its writer kept) — or, for a latest an older optmem wrote
+    without `after`, each other clone's latest that git history says its writer had not seen (the
+    commit that brought it lacked it)."""
+    from optmem import handoff
+    from optmem.handoff_file import from_row
+
+    shown = of[0]
+    if idx.record(shown).extra.get("after") is not None:  # its writer said what it had seen
+        return handoff.beside(vault, from_row(idx, shown))
+    by_writer: dict[str, Any] = {}  # each clone's latest handoff of the project and domain
+    for r in of:
+        by_writer.setdefault(_writer_of(idx.file_of(r)), r)
+    return [
+        from_row(idx, h).shown()
+        for writer, h in by_writer.items()
+        if h.id != shown.id
+        and writer != _writer_of(idx.file_of(shown))
+        and (shown.id not in came or _saw(git, idx.file_of(shown), shown.id, h.id) is False)
+    ]
 
 
 def _writer_of(file: str) -> str:

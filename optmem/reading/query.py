@@ -125,13 +125,14 @@ def lone_characters(terms: list[str], held: dict[str, int]) -> list[str]:
     characters) is left out, and so is one the query holds as a term already."""
     from optmem.identifiers import function_character
 
+    have = set(terms)  # (a long query holds thousands of pairs: asked of a list, each character costs them all)
     return list(
         dict.fromkeys(
             c
             for t in terms
             if len(t) == 2 and not held.get(t) and not t.isascii() and not t.startswith(dates.PREFIX)
             for c in t
-            if c not in terms and not function_character(c)
+            if c not in have and not function_character(c)
         )
     )
 
