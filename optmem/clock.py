@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime, timedelta
 
 from optmem.errors import UsageError, quote
 from optmem.patterns import lazy
+from optmem.stdlib import UTC, datetime, timedelta
 
 _DATE_ONLY = lazy(r"^\d{4}-\d{2}-\d{2}$")
 _TTL = lazy(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import date, timedelta
 from functools import cache, lru_cache
 
 from optmem import text
 from optmem.patterns import lazy
+from optmem.stdlib import date, timedelta
 
 PREFIX = "__"
 DAY_PREFIX = PREFIX + "d"  # a day's term (`__d2023_05_03`)

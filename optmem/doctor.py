@@ -18,7 +18,6 @@ import stat
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from optmem.record import (
     missing_fields,
     parse_line,
 )
+from optmem.stdlib import UTC
 from optmem.vault import NAME_RE, OWN_FILES, RELEASES, Vault, hot_target
 
 QUARANTINE = "LOG.quarantine.jsonl"
@@ -518,10 +518,9 @@ def _check_forks(vault: Vault, report: Report) -> None:
     journal in the log, which every clone has, so each clone of the same files says the same. The
     index is read as it is when it is in step with the log, else the log is indexed in memory:
     doctor changes nothing."""
-    import sqlite3
-
     from optmem import facts
     from optmem.index import in_memory, in_step, open_index
+    from optmem.stdlib import sqlite3
 
     try:
         with open_index(vault) if in_step(vault) else in_memory(vault) as idx:
@@ -629,10 +628,9 @@ def _check_handoff_records(vault: Vault, report: Report, named: list[tuple[str, 
     """A HANDOFF.md nobody edited whose record is forgotten or another project's (a folder copied
     with its file): read as the file it is, which doctor says. Looked up only in an index in step
     with the log (doctor changes nothing; an index behind is reported on its own)."""
-    import sqlite3
-
     from optmem import handoff
     from optmem.index import in_step, open_index
+    from optmem.stdlib import sqlite3
 
     if not named:
         return
@@ -1409,7 +1407,7 @@ def _stamp(vault: Vault, name: str, path: Path, untimed: dict[int, str], found_a
     doctor found it, before any line was moved out), then the log is rewritten
     atomically: a crash in between leaves a line in both places, never in neither. Returns the
     time stamped."""
-    from datetime import datetime
+    from optmem.stdlib import datetime
 
     now = clock.now()
     modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -69,6 +68,7 @@ from optmem.schema import (
     WRITTEN_SQL,
     Row,
 )
+from optmem.stdlib import sqlite3
 from optmem.value import Value
 from optmem.vault import Vault, validate_name
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,6 +35,7 @@ from optmem.record import (
     place,
 )
 from optmem.schema import ID_TIME_SQL, INSERT_REC, LINE_FIELDS, SCHEMA, Row, line_values
+from optmem.stdlib import sqlite3
 from optmem.value import NamedTuple, Value
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)

@@ -7,9 +7,7 @@ one write, then the derived index catches up with them.
 from __future__ import annotations
 
 import functools
-import sqlite3
 from collections.abc import Callable, Collection
-from datetime import UTC, datetime
 
 from optmem import clock, compare, fsio, record, view
 from optmem import text as textmod
@@ -52,6 +50,7 @@ from optmem.record import (
 )
 from optmem.safety import scan
 from optmem.settings import ON_SIMILAR, ON_UPDATE
+from optmem.stdlib import UTC, datetime, sqlite3
 from optmem.value import NamedTuple
 from optmem.vault import NAME_RE, Vault, hot_target, validate_name
 

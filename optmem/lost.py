@@ -33,12 +33,12 @@ of git).
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 from optmem import clock, fsio
 from optmem.errors import OptmemError
+from optmem.stdlib import sqlite3
 from optmem.vault import OWN_FILES, Vault, older_own
 from optmem.view import short_ids
 

@@ -372,9 +372,8 @@ def follow(vault: Vault, state: str | None = None) -> list[str]:
     too long) is read as it is: search still checks the files for removed entries. Returns the
     journal ids. `state`: the files' state as noted before anything was read (`hot_state`), when
     the caller read some of them first (`follow._journal_edits`: a HANDOFF.md)."""
-    import sqlite3
-
     from optmem.index import hot_state, open_index
+    from optmem.stdlib import sqlite3
 
     state = hot_state(vault) if state is None else state  # (first: an edit made meanwhile is looked at next time)
     out: list[str] = []

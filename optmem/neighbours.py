@@ -28,12 +28,12 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from optmem import fsio
 from optmem.errors import OptmemError, WrongFormat
+from optmem.stdlib import UTC, datetime
 
 PREFIX_BYTES = 256 << 10  # of a Claude Code transcript, read to find the folder it ran in
 

@@ -13,10 +13,9 @@ from optmem import fsio, layout
 from optmem.vault import Vault, ensure_layout
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from optmem.index import Index, Row
     from optmem.record import Record
+    from optmem.stdlib import datetime
 
 README = """# The log, one folder per writer
 

@@ -35,8 +35,9 @@ PUT_WAIT = 0.2  # seconds a write waits for the spool's lock (then it waits in a
 def transient(err: BaseException) -> bool:
     """Whether a write failed for the vault's state (locked, read-only, missing) or its tools' (a
     git that timed out), not for what it says: such a write is spooled and tried again."""
-    import sqlite3
     import subprocess
+
+    from optmem.stdlib import sqlite3
 
     return isinstance(err, (VaultError, OSError, sqlite3.Error, subprocess.SubprocessError))
 
@@ -71,7 +72,7 @@ def said_at(entry: dict[str, Any]) -> str | None:
 
     at = entry.get("at")
     if isinstance(at, (int, float)) and not isinstance(at, bool):
-        from datetime import UTC, datetime
+        from optmem.stdlib import UTC, datetime
 
         return clock.format_ts(datetime.fromtimestamp(at, UTC))
     return at if isinstance(at, str) and at else None

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import functools
 import os
-import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from optmem.stdlib import sqlite3
 from optmem.text import digest
 from optmem.vault import Vault
 

@@ -18,7 +18,6 @@ what they mean:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from datetime import UTC
 from enum import StrEnum
 from functools import lru_cache
 
@@ -39,6 +38,7 @@ from optmem.record import (
     line_of,
     names,
 )
+from optmem.stdlib import UTC
 from optmem.value import NamedTuple, Value
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)
@@ -525,9 +525,8 @@ def connected(start: Any, neighbours: Callable[[Any], list[Any]], key: Callable[
 
 
 def iso(epoch: float) -> str:
-    from datetime import datetime
-
     from optmem.clock import format_ts
+    from optmem.stdlib import datetime
 
     return format_ts(datetime.fromtimestamp(epoch, UTC))
 

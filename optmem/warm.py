@@ -26,7 +26,6 @@ a new file). The settings are kept while optmem.toml holds the same text, read a
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,6 +35,7 @@ from optmem.index import Index, Row, usable
 from optmem.ingest import read_meta
 from optmem.record import Record
 from optmem.settings import FILE_BYTES, Settings
+from optmem.stdlib import sqlite3
 from optmem.vault import Vault
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)

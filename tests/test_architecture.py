@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "optmem.record",
             "optmem.settings",
             "optmem.value",
+            "optmem.stdlib",
             "optmem.patterns",
             "optmem.names",
             "optmem.meta",

@@ -262,6 +262,11 @@ NOT_ON_A_SEARCH = (
     "inspect",
     "ast",
     "typing",
+    # `sqlite3` and `datetime` as their C modules (`optmem.stdlib`): not dbapi2.py's adapters, nor
+    # datetime.py's pure-Python classes that the C module's replace (~6M instructions)
+    "sqlite3",
+    "sqlite3.dbapi2",
+    "datetime",
 )
 
 

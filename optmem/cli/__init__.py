@@ -70,4 +70,32 @@ def main() -> None:
     # a finished command has nothing there to free: what is alive now is frozen, so that last
     # collection has nothing to traverse. (Exit handlers still run, and files are closed as before.)
     gc.freeze()
+    leave(code)
+
+
+def leave(code: int) -> None:
+    """End the process with `code`, as `sys.exit` would, without the interpreter's teardown.
+
+    After the exit handlers, `sys.exit` tears the interpreter down: it empties every module,
+    frees every object the command made and closes what is still open — ~6M instructions (~3 %
+    of a search) that change nothing on disk once a command is done: optmem's writes are
+    committed (`fsio`) before it returns, SQLite keeps its files consistent however a process
+    ends, and the kernel releases the vault's locks and closes the files. So: the exit handlers
+    run (`atexit`: what a library registered, `weakref.finalize`), the standard streams are
+    flushed, and the process ends (`os._exit`). Not when a thread was started (`threading` is
+    loaded: `sys.exit` waits for threads that are not daemons), nor when a stream cannot be
+    flushed (a reader that closed the pipe): then `sys.exit` ends it, and says so, as before."""
+    import atexit
+    import os
+
+    if "threading" not in sys.modules:
+        atexit._run_exitfuncs()
+        try:
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:
+                    stream.flush()
+        except (OSError, ValueError):
+            pass  # (sys.exit flushes them again and reports it, as it always did)
+        else:
+            os._exit(code)
     sys.exit(code)
