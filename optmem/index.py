@@ -1489,6 +1489,9 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
         for _, path in (*vault.segments(), *vault.access_files()):
             fsio.check_within(path, vault.root, reading=True)
         vault.reads_checked = True
+    if not rebuild and not vault.locked and vault.bare():  # a plain folder: nothing to index, nothing written
+        vault.read_bare = True
+        return in_memory(vault)
     if not rebuild:
         # a warm handle's kept connection, checked as a new one is (`optmem.warm`)
         kept: Index | None = vault.warm.take(vault) if vault.warm is not None else None

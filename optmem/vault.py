@@ -32,6 +32,9 @@ RELEASES = "releases"  # an own note: ids of the release lines this clone's own 
 RELEASES_STARTED = "releases-started"  # in .cache/: `Vault.start_release_list` has run (once)
 GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl merge=union\n"
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
+# what only a vault's folder holds (the log, its parts, the hot files, projects, the tree, the
+# settings, the index): a folder with none of them is no vault yet, and a read writes nothing there
+VAULT_FILES = (layout.LOG, layout.ACCESS, layout.SEGMENTS, "MEMORY.md", "USER.md", "projects", "tree", "optmem.toml", CACHE)
 
 
 def validate_name(name: str, what: str = "name") -> str:
@@ -157,6 +160,9 @@ class Vault:
         # the log read into memory when the index could not be updated (`index._from_log`), with
         # the states of the log and ACCESS.jsonl it was read at: read once, copied for each reader
         self.from_log: tuple[Any, Any] | None = None
+        # a read found a folder holding none of a vault's files and wrote nothing there (`bare`):
+        # the command says it is no vault yet
+        self.read_bare = False
         # a long-lived process's warm handle (`optmem.warm.Warm`): its settings and open index
         # connections serve this vault's reads; None in a command run as its own process
         self.warm: Any = None
@@ -522,6 +528,14 @@ class Vault:
 
     def exists(self) -> bool:
         return self.root.is_dir()
+
+    def bare(self) -> bool:
+        """The folder exists and holds none of a vault's files (`VAULT_FILES`): it reads as an empty
+        vault (SPEC §2), and a read leaves it as it found it (`--vault ~/Documents`, a typo, must
+        not plant an index there)."""
+        import os
+
+        return self.exists() and not any(os.path.lexists(self.root / name) for name in VAULT_FILES)
 
     @property
     def settings(self) -> settings.Settings:

@@ -403,3 +403,33 @@ def test_a_lock_that_fails_to_start_leaves_the_vault_unlocked(vault, vault_path,
     with vault.lock():  # (the folder free again: moved now)
         assert vault.locked
     assert not vault.locked and (vault_path / ".clone" / "purged").read_text() == "0" * 32 + "\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("search", "x"), ("context",), ("show",), ("stats",), ("quarantine",), ("conflicts",), ("get", "ABCDEFGH")],
+)
+def test_a_read_of_a_folder_holding_no_vault_file_writes_nothing_and_says_so(cli, tmp_path, args):
+    """Tester 18 #1: `--vault ~/Documents search x` (a typo) planted `.cache/` (a 170 KB index,
+    locks, marks) in a folder holding none of the vault's files. The folder is a vault (SPEC §2:
+    its missing files read as empty), so the read answers — and writes nothing, and says on stderr
+    that the folder is not a vault yet."""
+    plain = tmp_path / "Documents"
+    plain.mkdir()
+    (plain / "letter.txt").write_text("dear …", "utf-8")
+    res = cli("--vault", str(plain), *args, "--json")
+    assert res.exit_code in (0, 1), (res.stdout, res.stderr)
+    assert sorted(p.name for p in plain.iterdir()) == ["letter.txt"]
+    assert "holds none of a vault's files" in res.stderr and f"optmem init {plain}" in res.stderr
+    # a folder that does hold a vault's file gets its index as before, and no such note
+    (plain / "MEMORY.md").write_text("a note\n", "utf-8")
+    res = cli("--vault", str(plain), *args, "--json")
+    assert (plain / ".cache" / "index.sqlite3").exists() and "holds none" not in res.stderr
+
+
+def test_a_write_into_a_plain_folder_still_makes_it_a_vault(cli, tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert cli.json("--vault", str(plain), "append", "first note")["ok"]
+    assert (plain / "LOG.jsonl").exists() and (plain / ".cache" / "index.sqlite3").exists()
+    assert cli.json("--vault", str(plain), "search", "first")["hits"]

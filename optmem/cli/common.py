@@ -196,6 +196,12 @@ def finish(mark: int = 0) -> None:
             note(said)
         if vault.degraded:
             note(f"warning: {vault.degraded}")
+        if vault.read_bare and vault.bare():  # (not when a write of this invocation made it a vault)
+            note(
+                f"note: {vault.root} holds none of a vault's files, so there was nothing to read and nothing was "
+                f"written there; `optmem init {vault.root}` makes it a vault, or point --vault / OPTMEM_VAULT at yours"
+            )
+        vault.read_bare = False
         for said in vault.lost:  # (what an outside write dropped: `optmem.lost`)
             note(f"warning: {said}")
         vault.lost.clear()
