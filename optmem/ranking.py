@@ -153,6 +153,7 @@ class Parts(NamedTuple):
 
     def explain(self, **more: Any) -> dict[str, Any]:
         return {
+            "score": round(self.score, 4),  # (what hits are sorted on, inside a band, before the re-ordering rules)
             "relevance": round(self.relevance, 4),
             "context": round(self.context, 4),
             "heat_factor": round(self.heat_factor, 4),

@@ -1069,8 +1069,13 @@ def _order(
         _Subjects(idx).share,
     )
     final = [(top[p.at], p.over) for p in updates] + [(s, None) for s in kept[k:]]
+    after: dict[str, list[str]] = {}  # a superseded hit placed after its later versions: which (`--explain`)
     if replacing:
-        final = [final[i] for i in ranking.successors_first([s.row.id for s, _ in final], replacing)]
+        before = [s.row.id for s, _ in final]
+        order = ranking.successors_first(before, replacing)
+        # (its later versions that stood below it: the rule moved it after them)
+        after = {rid: [v for v in before[i + 1 :] if v in replacing.get(rid, ())] for i, rid in enumerate(before)}
+        final = [final[i] for i in order]
     # a note found as the newer value of another (`_followers`) updates it when it stands above it
     below = {s.row.id: i for i, (s, _) in enumerate(final)}
     final = [
@@ -1088,6 +1093,7 @@ def _order(
                 stands_for=s.stands_for,
                 answers=s.answers,
                 below=s.below,
+                after=after.get(s.row.id, []),
                 **({"attributes": list(s.kin)} if s.kin else {}),
                 dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                 b=round(corpus.params.b, 3),

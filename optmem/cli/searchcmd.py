@@ -118,7 +118,10 @@ def _cold_hint(result: dict[str, Any]) -> str:
 
 
 def _explain(ex: dict[str, Any]) -> str:
-    parts = [f"relevance={ex['relevance']}"]
+    """The parts of a hit's score as `ranking.Parts.explain` returns them: the score hits are
+    sorted on (inside a band), what it is made of, then the re-ordering rule that moved the hit,
+    if one did — the order of the lines is accounted for on them."""
+    parts = [f"score={ex['score']} = relevance={ex['relevance']}"]
     if ex.get("stands_for"):
         parts.append(f"(of {short(ex['stands_for'])}, which it replaces)")
     if ex.get("context"):
@@ -138,8 +141,11 @@ def _explain(ex: dict[str, Any]) -> str:
         f"band={ex['band']}",
         f"b={ex['b']}",
     ]
-    if ex.get("updates"):
-        parts.append(f"updates {short(ex['updates'])}")
+    if ex.get("updates"):  # (`ranking.updates_first`: a newer record above an older one it updates)
+        parts.append(f"updates {short(ex['updates'])}: placed above it (newer-first rule, whatever the scores)")
+    if ex.get("after"):  # (`ranking.successors_first`: an old version below its later versions)
+        later = ", ".join(short(v) for v in ex["after"])
+        parts.append(f"placed after {later}, its later version (current version first, whatever the scores)")
     if ex.get("asks"):
         parts.append(f"asks for the {ex['asks']}")
     return "  ".join(parts)
