@@ -586,6 +586,10 @@ _HOT_PICK = re.compile(r",? --id ID,? or --first to edit the first match")
 # `context`'s own asks (never the stored text between them): the tool that settles a conflict
 _ASK = re.compile(r"Ask the user, then `optmem resolve ([^`\s]+) --keep ID`")
 _MORE = re.compile(r"\(and (\d+) more: optmem conflicts\)")
+# what every surface says of a held record (`quarantine.held_because`, `review.blocked_because`):
+# releasing it is a person's (`needs_person` for an agent), forgetting it the `forget` tool's
+_HELD = re.compile(r"`optmem release ([0-9A-Za-z]+)` if it is fine, `optmem forget ([0-9A-Za-z]+)` if not")
+_HELD_SAID = ("warning", "warnings", "held_because", "why")  # the fields that say it (never stored text)
 
 
 class Advice:
@@ -687,6 +691,9 @@ class Advice:
             obj = json.loads(text)
         except ValueError:
             return text
+        if isinstance(obj, dict) and obj.get("ok") is True and _HELD.search(text):
+            held = self._held(obj)
+            return json.dumps(held, ensure_ascii=False) if held != obj else text
         if isinstance(obj, dict) and obj.get("ok") is False and isinstance(obj.get("error"), dict):
             err = obj["error"]
             if isinstance(err.get("message"), str):
@@ -700,6 +707,24 @@ class Advice:
                     section["items"] = [_asked(i) if isinstance(i, str) else i for i in section["items"]]
             return json.dumps(obj, ensure_ascii=False) if obj["text"] != told else text
         return text
+
+    def _held(self, obj: Any, said: bool = False) -> Any:
+        """`obj` with what it says of a held record (in `_HELD_SAID` fields, at any depth) as an
+        agent's advice: ask the user to release it at their terminal, or call the `forget` tool."""
+        if isinstance(obj, dict):
+            return {k: self._held(v, said or k in _HELD_SAID) for k, v in obj.items()}
+        if isinstance(obj, list):
+            return [self._held(v, said) for v in obj]
+        if said and isinstance(obj, str):
+            arg = (self.positional.get("forget") or ["id"])[0]
+            return _HELD.sub(
+                lambda m: (
+                    f"ask the user to run `optmem release {m.group(1)}` at their terminal if it is fine (an "
+                    f"agent cannot release it), or call the `forget` tool with {arg}={m.group(2)} if not"
+                ),
+                obj,
+            )
+        return obj
 
 
 def _asked(told: str) -> str:
