@@ -252,6 +252,11 @@ def key_terms(texts: list[str], limit: int = 12, *, words: Counter[str] | None =
     return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
 
 
+def _guessed(it: Item) -> bool:
+    """A guess (`[pending]`) or an agent's inference (`[inferred]`): no key term is its word."""
+    return PENDING in it.badges or INFERRED in it.badges
+
+
 def bullet(it: Item) -> str:
     """How a summary quotes a record (its id kept for drill-down) and what it is."""
     return f"- {' '.join(it.text.split())[:200]} (`{it.id}`)" + "".join(f" [{b}]" for b in it.badges)
@@ -280,8 +285,9 @@ def extractive(
 ) -> str:
     """Counts by kind, key terms, then the most representative items (ids kept for drill-down);
     corrections and redlines always make it in. The key terms are what the node's current records
-    say: a guess quoted `[pending]` gives none (tester 16 #10j — "maybe", "tea" from a guess read
-    as what the records are about). Deterministic."""
+    state: a guess quoted `[pending]` gives none (tester 16 #10j — "maybe", "tea" from a guess read
+    as what the records are about), nor does an agent's inference `[inferred]` (tester 18 #4: its
+    words stood unbadged among the terms, the record itself not quoted). Deterministic."""
     tf: Counter[str] = Counter()
     said: Counter[str] = Counter()  # (the terms of the items that are no guess: the key terms')
     per_item = []
@@ -289,9 +295,9 @@ def extractive(
         terms = set(_terms(it.text))
         per_item.append(terms)
         tf.update(terms)
-        if PENDING not in it.badges:
+        if not _guessed(it):
             said.update(terms)
-    held = [it.text for it in items if PENDING not in it.badges]
+    held = [it.text for it in items if not _guessed(it)]
     head = [
         header(domain, level, count, start, end),
         "",
