@@ -69,6 +69,26 @@ WRAP_UPS = [
         [],
     ),
     ("已完成：后端迁移到 9090。还没做：更新 nginx。", ["后端迁移到 9090。"], ["更新 nginx。"], []),
+    # a report of work negated is work left open, never done (tester 18 #17)
+    (
+        "The migration is not done yet; the tests are still failing.",
+        [],
+        ["The migration is not done yet; the tests are still failing."],
+        [],
+    ),
+    (
+        "I haven't fixed the flaky test, it still fails on CI.",
+        [],
+        ["I haven't fixed the flaky test, it still fails on CI."],
+        [],
+    ),
+    (
+        "The fix didn't work: tests are still not passing.",
+        [],
+        ["The fix didn't work: tests are still not passing."],
+        [],
+    ),
+    ("迁移还没有完成，测试仍然失败。", [], ["迁移还没有完成，测试仍然失败。"], []),
     # a labelled item is kept however short
     ("Done: A fixed. Next: B. Blocked: C is waiting on ops.", ["A fixed."], ["B."], ["C is waiting on ops."]),
 ]

@@ -56,6 +56,12 @@ _SAID = re.compile(rf"^[*_\s]*(?P<label>{_LABELS})[*_]*(?:\s*[:：]|\s+[-–—]
 _HEADING = re.compile(rf"^\s*(?:#+\s*)?[*_]*(?P<label>{_LABELS})[*_]*\s*[:：]?[*_]*\s*$", re.I)  # "Next steps:"
 _BULLET = re.compile(r"^\s*(?:(?:[-*•+]|\d{1,3}[.)])\s+|\d{1,3}、\s*|[（(]\d{1,3}[)）]\s*)")  # "- ", "1. ", "1、"
 _BOX = re.compile(r"^\[([ xX])\]\s*")  # a task list's box
+# a report of work with its words negated ("not done yet", "haven't fixed", "still failing")
+_NEGATED = re.compile(r"\b(?:not|never|no longer|yet to)\b|n't\b|\bstill\s+(?:fail\w*|broken|red)\b", re.I)
+# and in Chinese ("还没有完成", "没修好", "测试仍然失败")
+_NOT_DONE_ZH = re.compile(
+    r"(?:还没|没有|没|尚未|未能?)(?:有)?(?:完成|做完|做好|修复|修好|通过|成功|解决)|仍然?(?:失败|报错)|仍未"
+)
 # what in a report of work done leaves an item it names undone ("the production deploy must wait")
 _UNDONE = re.compile(
     r"\b(?:not|never|no longer|wait\w*|until|pending|later|postpon\w*|defer\w*|skipp\w*|blocked|yet to)\b|"
@@ -350,9 +356,13 @@ def _line_parts(line: str, under: str | None) -> list[tuple[str, str]]:
 
 def _word_kind(sentence: str) -> str | None:
     """What a sentence with no label reports, by its words: open, done, or nothing."""
-    if _OPEN.search(sentence):
+    if _OPEN.search(sentence) or _NOT_DONE_ZH.search(sentence):
         return "open"
-    return "done" if _DONE.search(sentence) and not _null_report(sentence) else None
+    if not _DONE.search(sentence) or _null_report(sentence):
+        return None
+    # "not done yet", "I haven't fixed it", "the fix didn't work: still not passing": work left
+    # open, never done (tester 18 #17) — a guess reads as what is still to do, never as a claim
+    return "open" if _NEGATED.search(sentence) else "done"
 
 
 def _kind_of_label(label: str) -> str:
