@@ -35,15 +35,39 @@ _DONE = re.compile(
     re.I,
 )
 _OPEN = re.compile(
-    r"\b(todo|next steps?|remaining|still need|not yet|follow[- ]up|left to)\b|\bnext\s*:|"
-    r"- \[ \]|待办|下一步|还需要|尚未|未完成",
+    r"\b(todo|next steps?|remaining|still need|still to do|not yet|follow[- ]up|left to)\b|\bnext\s*:|"
+    r"- \[ \]|待办|下一步|还需要|还没做|尚未|未完成",
     re.I,
 )
 # the label an open item starts with ("Next: ", "TODO - ", "下一步：") — not what is to be done
 _LABEL = re.compile(r"^(?:todo|next steps?|next|remaining|follow[- ]up|待办|下一步|还需要)\s*[:：\-–—]?\s*", re.I)
-_LABEL_SAID = re.compile(r"(?:todo|next steps?|next|remaining|follow[- ]up|待办|下一步|还需要)\s*[:：\-–—]", re.I)
 # the label a line of work done starts with ("Done: ", "Completed - ", "已完成：") — the heading says it
 _DONE_LABEL = re.compile(r"^(?:done|completed|finished|已完成|完成)\s*[:：\-–—]\s*", re.I)
+# the labels of a report, by kind (`_report_parts`): what is left to do, what holds it up, what is done
+_OPEN_WORDS = re.compile(
+    r"todo|to-?do|to do|next steps?|next up|next|remaining|follow[- ]ups?|still to do|left to do|"
+    r"not (?:yet )?done|pending|open items?|待办(?:事项)?|下一步|接下来|后续(?:工作)?|还需要|还没做的?|"
+    r"还要做|尚未完成|未完成|剩下的?|剩余"
+)
+_BLOCKED_WORDS = re.compile(r"blocked|blockers?|blocking|stuck|受阻|阻塞|被阻塞|卡住")
+_DONE_WORDS = re.compile(r"done|completed|finished|已完成|完成|做完了")
+_LABELS = f"{_OPEN_WORDS.pattern}|{_BLOCKED_WORDS.pattern}|{_DONE_WORDS.pattern}"
+_SAID = re.compile(rf"^[*_\s]*(?P<label>{_LABELS})[*_]*(?:\s*[:：]|\s+[-–—]\s)[*_]*\s*", re.I)  # "Next: …"
+_HEADING = re.compile(rf"^\s*(?:#+\s*)?[*_]*(?P<label>{_LABELS})[*_]*\s*[:：]?[*_]*\s*$", re.I)  # "Next steps:"
+_BULLET = re.compile(r"^\s*(?:(?:[-*•+]|\d{1,3}[.)])\s+|\d{1,3}、\s*|[（(]\d{1,3}[)）]\s*)")  # "- ", "1. ", "1、"
+_BOX = re.compile(r"^\[([ xX])\]\s*")  # a task list's box
+# a report of work with its words negated ("not done yet", "haven't fixed", "still failing")
+_NEGATED = re.compile(r"\b(?:not|never|no longer|yet to)\b|n't\b|\bstill\s+(?:fail\w*|broken|red)\b", re.I)
+# and in Chinese ("还没有完成", "没修好", "测试仍然失败")
+_NOT_DONE_ZH = re.compile(
+    r"(?:还没|没有|没|尚未|未能?)(?:有)?(?:完成|做完|做好|修复|修好|通过|成功|解决)|仍然?(?:失败|报错)|仍未"
+)
+# what in a report of work done leaves an item it names undone ("the production deploy must wait")
+_UNDONE = re.compile(
+    r"\b(?:not|never|no longer|wait\w*|until|pending|later|postpon\w*|defer\w*|skipp\w*|blocked|yet to)\b|"
+    r"n't\b|还没|没|未|待|暂缓|推迟|跳过|之后|以后",
+    re.I,
+)
 _WORD = re.compile(r"[^\W\d_]{4,}|\d+|[\u3400-\u9fff]+")  # what must recur for a report to name an item
 # "Updated none", "Fixed: nothing", "Removed 0 files", "nothing was changed", "未做任何修改": a
 # report that nothing happened (sub-agents end with one) is not work done
@@ -96,6 +120,7 @@ class Extract:
     done: list[str] = field(default_factory=list)
     open: list[str] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)
+    judged: str = ""  # which open items the reader took as done (`Reports.judged`)
 
     def empty(self) -> bool:
         return not (self.requests or self.done or self.open or self.blocked)
@@ -196,8 +221,7 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
     """
     prompts: list[str] = []
     stated: list[str] = []
-    done: list[str] = []
-    open_items: list[str] = []
+    got = Reports()
     answered = True  # whether assistant text came after the latest request
     calls: dict[str, str] = {}  # tool_use id → key
     failures: list[tuple[int, str, str]] = []  # (place, key, line)
@@ -238,17 +262,21 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
                         calls[str(block.get("id"))] = _tool_key(str(block.get("name")), block.get("input"))
                 for text in _texts(content):
                     answered = answered or bool(text.strip())
-                    _report(text, done, open_items)
+                    got.add(text)
     said = [_short(p) for p in prompts]
+    open_items = got.open
     if said and not answered and (asked := _asked(prompts[-1])):  # the last request, unanswered: still to do
         open_items.append(asked)
     requests = said[:1] + _last([p for p in said[1:] if p != said[0]], keep - 1) if keep > 0 else []
     unresolved = [line for place, key, line in failures if fixed.get(key, -1) < place]
     return Extract(
         requests=requests,
-        done=_last(done, keep),
+        done=_last(got.done, keep),
         open=_last(open_items, keep),
-        blocked=_last(stated, keep) + [e for e in _last(unresolved, keep) if e not in stated],
+        blocked=_last(got.blocked, keep)
+        + [b for b in _last(stated, keep) if b not in got.blocked]
+        + [e for e in _last(unresolved, keep) if e not in stated],
+        judged=got.judged(),
     )
 
 
@@ -268,81 +296,139 @@ def _transcript_lines(path: Path, look: int = 1000) -> bool:
     return False
 
 
-def _report_parts(text: str) -> list[tuple[bool, str]]:
-    """What an assistant's text reports, in order: (True, a line of work done) or (False, an open
-    item), line by line (extractive)."""
-    out: list[tuple[bool, str]] = []
-    for line in text.splitlines():
-        line = line.strip(" -*•\t")
-        # a line that reports work and names what is next ("Done: …. Next: …") is read
-        # sentence by sentence; any other line as a whole
-        both = _OPEN.search(line) and _DONE.search(line)
-        for part in _SENTENCE.split(line) if both else _labelled(line):
-            if len(part) < 4:
-                continue
-            if _OPEN.search(part):
-                out.append((False, _short(_open_item(part))))
-            elif _DONE.search(part) and not _null_report(part):
-                out.append((True, _short(_DONE_LABEL.sub("", part) or part)))
+def _report_parts(text: str) -> list[tuple[str, str]]:
+    """What an assistant's text reports, in order: (kind, item) — "done" (work done), "open" (what
+    is left to do) or "blocked" (what holds the work up), line by line (extractive). Nothing it
+    reports is dropped (tester 18 #9, #12): a label ("Done:", "Next:", "Still to do:", "Blocked:",
+    "已完成：", "下一步：", "还没做：", "受阻：" …) starts an item wherever a sentence starts with it;
+    a sentence with no label stays with the item before it, except after a label's item ended by
+    `;`/`；` ("Next: update nginx; announce in #dev" is two items); a label alone on its line
+    ("Next steps:", "## 下一步") files each list line under it ("1. …", "- …") as an item of its
+    kind. Sentences before any label are read by their words (`_OPEN`, `_DONE`)."""
+    out: list[tuple[str, str]] = []
+    under: str | None = None  # the kind of the label alone on a line above: its list lines are items
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        if (head := _HEADING.match(raw)) is not None:
+            under = _kind_of_label(head.group("label"))
+            continue
+        bullet = _BULLET.match(raw)
+        if bullet is None:
+            under = None  # (a line that is no list line ends the list)
+        line = (raw[bullet.end() :] if bullet else raw).strip(" -*•\t")
+        kind = under
+        if (box := _BOX.match(line)) is not None:  # "- [ ] …" open, "- [x] …" done
+            kind, line = ("open" if box.group(1) == " " else "done"), line[box.end() :]
+        out += _line_parts(line, kind)
     return out
 
 
-def _labelled(line: str) -> list[str]:
-    """A line cut where each sentence that starts with an open item's label begins ("TODO: fix
-    X. Next: update Y." → two items, tester 15 #4); a sentence with no label stays with the one
-    before it. A line with one label or none is one part."""
-    sentences = [x for x in _SENTENCE.split(line) if x]
-    starts = [i for i, x in enumerate(sentences) if _LABEL_SAID.match(x)]
-    if len(starts) < 2:
-        return [line]
-    cuts = [0, *(i for i in starts if i), len(sentences)]
-    return [" ".join(sentences[a:b]) for a, b in zip(cuts, cuts[1:], strict=False) if a < b]
+def _line_parts(line: str, under: str | None) -> list[tuple[str, str]]:
+    """One line's items (`_report_parts`); `under`: the kind of the list it is a line of."""
+    parts: list[list[Any]] = []  # [kind or None, labelled, sentences]
+    for sentence in (x for x in _SENTENCE.split(line) if x.strip()):
+        if (m := _SAID.match(sentence)) is not None:
+            parts.append([_kind_of_label(m.group("label")), True, [sentence[m.end() :]]])
+            continue
+        said = _word_kind(sentence)
+        if not parts:
+            parts.append([under or said, under is not None, [sentence]])
+        elif parts[-1][1] and parts[-1][2][-1].rstrip().endswith((";", "；")):
+            parts.append([parts[-1][0], True, [sentence]])  # (a list after a label: "Next: a; b")
+        elif not parts[-1][1] and said and parts[-1][0] not in (None, said):
+            parts.append([said, False, [sentence]])  # ("Fixed X; still need Y": read by its words)
+        else:
+            parts[-1][2].append(sentence)
+            parts[-1][0] = parts[-1][0] or said
+    out: list[tuple[str, str]] = []
+    for kind, labelled, sentences in parts:
+        part = "".join(x.strip() + ("" if x.rstrip().endswith(_CJK_STOPS) else " ") for x in sentences)
+        part = part.strip().rstrip(";；").strip()
+        if not labelled:
+            part = (_LABEL if kind == "open" else _DONE_LABEL).sub("", part) or part
+        # (a labelled item is kept however short: "Next: B." — tester 18 #12)
+        if not part or (not labelled and len(part) < 4) or kind is None or (kind == "done" and _null_report(part)):
+            continue
+        out.append((kind, _short(part)))
+    return out
 
 
-def _open_item(part: str) -> str:
-    """An open item without its label: from the sentence a label with its colon starts ("I won't
-    do that. TODO: fix the nginx typo" → "fix the nginx typo", tester 14 #12), else the part less
-    a label it starts with."""
-    sentences = _SENTENCE.split(part)
-    at = next((i for i, x in enumerate(sentences) if i and _LABEL_SAID.match(x)), 0)
-    item = " ".join(sentences[at:]) if at else part
-    return _LABEL.sub("", item) or item
+def _word_kind(sentence: str) -> str | None:
+    """What a sentence with no label reports, by its words: open, done, or nothing."""
+    if _OPEN.search(sentence) or _NOT_DONE_ZH.search(sentence):
+        return "open"
+    if not _DONE.search(sentence) or _null_report(sentence):
+        return None
+    # "not done yet", "I haven't fixed it", "the fix didn't work: still not passing": work left
+    # open, never done (tester 18 #17) — a guess reads as what is still to do, never as a claim
+    return "open" if _NEGATED.search(sentence) else "done"
+
+
+def _kind_of_label(label: str) -> str:
+    said = label.lower()
+    return "done" if _DONE_WORDS.fullmatch(said) else "blocked" if _BLOCKED_WORDS.fullmatch(said) else "open"
 
 
 def report_lines(text: str) -> tuple[list[str], list[str]]:
-    """(what an assistant's text reports done, what it leaves open), line by line (extractive)."""
+    """(what an assistant's text reports done, what it leaves open or blocked), line by line
+    (extractive)."""
     parts = _report_parts(text)
-    return [p for done, p in parts if done], [p for done, p in parts if not done]
+    return [p for kind, p in parts if kind == "done"], [p for kind, p in parts if kind != "done"]
 
 
-def reports(texts: list[str]) -> tuple[list[str], list[str]]:
-    """(what the assistant's texts, oldest first, report done; what is still open): an open item
-    a later report of work done names ("Next: run smoke tests" … "Done: ran the smoke tests";
-    "下一步：导入新库" … "已完成：导入新库并验证了行数") is settled, not left open."""
-    done: list[str] = []
-    open_items: list[str] = []
+@dataclass
+class Reports:
+    """What the assistant's texts, oldest first, report (`reports`): work done, open items, what
+    blocks the work, and the open items a later report of work done settled — each with that
+    report, so the handoff says the reader judged it (a guess never reads as a fact)."""
+
+    done: list[str] = field(default_factory=list)
+    open: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    settled: list[tuple[str, str]] = field(default_factory=list)  # (open item, the report that names it)
+
+    def add(self, text: str) -> None:
+        """One more assistant text."""
+        for kind, part in _report_parts(text):
+            if kind == "done":
+                self.done.append(part)
+                self.settled += [(item, part) for item in self.open if _settles(part, item)]
+                self.open = [item for item in self.open if not _settles(part, item)]
+            else:
+                (self.open if kind == "open" else self.blocked).append(part)
+
+    def judged(self) -> str:
+        """The sentence that says which open items the reader took as done, or ""."""
+        if not self.settled:
+            return ""
+        said = "; ".join(f"“{item}” (by “{by}”)" for item, by in self.settled[-5:])
+        return f"Taken as done, named by a later report of work done: {said}."
+
+
+def reports(texts: list[str]) -> Reports:
+    """What the assistant's texts, oldest first, report: an open item a later report of work done
+    clearly names ("Next: run smoke tests" … "Done: ran the smoke tests"; "下一步：导入新库" …
+    "已完成：导入新库并验证了行数") is settled, not left open — and said (`Reports.judged`)."""
+    got = Reports()
     for text in texts:
-        _report(text, done, open_items)
-    return done, open_items
-
-
-def _report(text: str, done: list[str], open_items: list[str]) -> None:
-    """One more assistant text into `done` and `open_items` (`reports`)."""
-    for is_done, part in _report_parts(text):
-        if is_done:
-            done.append(part)
-            open_items[:] = [item for item in open_items if not _settles(part, item)]
-        else:
-            open_items.append(part)
+        got.add(text)
+    return got
 
 
 def _settles(report: str, item: str) -> bool:
-    """Whether a report of work done names an open item: every word of four letters or more,
-    every number and every run of CJK characters of what the item asks (its label left out)
-    recurs in the report."""
+    """Whether a report of work done clearly names an open item as done: one sentence of the
+    report holds every word of four letters or more, every number and every run of CJK
+    characters of what the item asks (its label left out), and says nothing that leaves it
+    undone ("… must wait for sign-off", "not yet", "还没" — tester 18 #13: an item whose words
+    recur in a sentence saying it is not done stays open)."""
     said = _WORD.findall(_LABEL.sub("", item).lower())
-    wanted = report.lower()
-    return bool(said) and all(w in wanted for w in said)
+    if not said:
+        return False
+    for sentence in _SENTENCE.split(report.lower()):
+        if all(w in sentence for w in said) and not _UNDONE.search(sentence):
+            return True
+    return False
 
 
 def _null_report(line: str) -> bool:
@@ -352,9 +438,10 @@ def _null_report(line: str) -> bool:
 
 
 _STOPS = tuple(".!?。！？…")  # a sentence's end
+_CJK_STOPS = tuple("。！？；")  # (one that needs no space after it)
 
 
-def _note(name: str, why: str, requests: list[str]) -> str:
+def _note(name: str, why: str, requests: list[str], judged: str = "") -> str:
     """The handoff's note: which hook wrote it (matched by _PROVENANCE), then the requests. It
     names no AI: optmem's own words, read together with the items, must not give the scanner an
     AI to read as addressed ("Claude Code … rotate the api keys" trips `instruction_to_agent`);
@@ -365,6 +452,8 @@ def _note(name: str, why: str, requests: list[str]) -> str:
     elif requests:  # (a request that ends with no stop of its own is kept apart from the next label)
         apart = "" if requests[0].endswith(_STOPS) else " —"
         said += f" First request: {requests[0]}{apart} Latest requests: " + " / ".join(requests[1:])
+    if judged:  # (the reader's own judgement, said as one: `Reports.judged`)
+        said += ("" if said.endswith(_STOPS) else ".") + f" {judged}"
     return said
 
 
@@ -441,6 +530,7 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
         "done": got.done,
         "blocked": got.blocked,
         "next": got.open,
+        "judged": got.judged,
     }
     drained, warnings = drain(vault, event)
     if drained:
@@ -584,12 +674,14 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
     done, blocked, nxt = ([str(i) for i in entry.get(k) or []] for k in ("done", "blocked", "next"))
     earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
     asked = [r for r in requests if not scan_find(r)]
-    note = _note(name, why, asked)
+    judged = str(entry.get("judged") or "")
+    judged = judged if not scan_find(judged) and not handoff.scrub([judged])[1] else ""
+    note = _note(name, why, asked, judged)
     # (as `write_kept` writes them: each secret as its placeholder, a line flagged otherwise held)
     kept_done, kept_blocked, kept_next = (
         [i for i in handoff.scrub(items)[0] if not scan_find(i)] for items in (done, blocked, nxt)
     )
-    said = note if not scan_find(note) else _note(name, why, [])
+    said = note if not scan_find(note) else _note(name, why, [], judged)
     if earlier and _same(earlier[0][1], kept_done, kept_blocked, kept_next, said):
         return {"event": name, "project": project, "handoff": earlier[0][0], "status": "unchanged"}
     h, held, warnings = handoff.write_kept(
@@ -599,7 +691,7 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
         blocked=blocked,
         next=nxt,
         note=note,
-        bare_note=_note(name, why, []),  # (when the requests together trip the scanner: held, out of the note)
+        bare_note=_note(name, why, [], judged),  # (when the requests together trip the scanner: held, out of the note)
         left_out=[("request", r) for r in requests if r not in asked],
         scrubbed=(rules, gone),
         source="claude-code",

@@ -58,6 +58,7 @@ NAME = "optmem"
 CONFIG = "optmem.json"  # in HERMES_HOME: {"vault": PATH} (`save_config`, `optmem hermes install`)
 PROJECT = "hermes"  # the project a session's handoff is written for (else the agent's identity)
 ACKS = {"ok", "okay", "thanks", "thank you", "thx", "yes", "no", "sure", "好", "好的", "谢谢", "嗯", "行"}
+ACKS |= {"不", "不要", "不用", "是", "是的", "对", "可以"}  # (yes and no in Chinese, as in English)
 ACKS |= {
     "got it",
     "noted",
@@ -265,9 +266,11 @@ def _courtesy(user: str, assistant: str) -> bool:
     """Whether a turn is courtesies and nothing else, the one kind of turn not kept: every clause
     of both sides an acknowledgement, a greeting or a courtesy (`ACKS`, `GREETINGS`, or several of
     them: "ok thanks", "好的谢谢") or no word at all ("👍"), and on the assistant's side the
-    question that ends a sentence ("How can I help?", "有什么需要？"). A short turn is no courtesy
-    for being short: "What port?" / "9090." is a fact."""
-    return not _states(user, asks=False) and not _states(assistant, asks=True)
+    question that ends a sentence ("How can I help?", "有什么需要？") — a question asked for an
+    answer is none ("ok" / "Shall I also drop the old column?" is kept, so the "No" after it is
+    kept naming it: tester 18 #14). A short turn is no courtesy for being short: "What port?" /
+    "9090." is a fact."""
+    return not _states(user, asks=False) and not _states(assistant, asks=True) and question_of(assistant) is None
 
 
 def _states(text: str, *, asks: bool) -> bool:
@@ -576,16 +579,18 @@ class Provider:
         if not self.writes:
             return
         asked = _texts(messages, "user")
-        done, open_items = reports(_texts(messages, "assistant"))  # (an item reported done later is not open)
-        if not asked and not done and not open_items:
+        got = reports(_texts(messages, "assistant"))  # (an item clearly reported done later is not open)
+        if not asked and not got.done and not got.open and not got.blocked:
             return
-        note = f"goal: {' '.join(asked[0].split())[:240]}" if asked else None
+        # (which open items the reader took as done is said: its judgement, not the agent's words)
+        said = [f"goal: {' '.join(asked[0].split())[:240]}" if asked else "", got.judged()]
         self._write(
             {
                 "handoff": self.project,
-                "done": list(dict.fromkeys(done))[-5:],
-                "next": list(dict.fromkeys(open_items))[-5:],
-                "note": note,
+                "done": list(dict.fromkeys(got.done))[-5:],
+                "blocked": list(dict.fromkeys(got.blocked))[-5:],
+                "next": list(dict.fromkeys(got.open))[-5:],
+                "note": " ".join(x for x in said if x) or None,
                 "session": self.session_id,
             }
         )
@@ -679,7 +684,7 @@ class Provider:
                 self.vault,
                 str(entry["handoff"]),
                 done=[str(i) for i in entry.get("done") or []],
-                blocked=[],
+                blocked=[str(i) for i in entry.get("blocked") or []],
                 next=[str(i) for i in entry.get("next") or []],
                 note=str(entry.get("note") or ""),
                 source="hermes",
