@@ -745,9 +745,8 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
     if fix:
         read = Report()
         _check_settings(vault, read)  # an unreadable optmem.toml: repair with the built-in settings
-        with vault.lock():
-            fixed = _repair(vault, sweep=not read.problems)
-        fixed += drain(vault) if drain else []  # (after the lock: each commit takes it, as in the hook)
+        fixed = _repair(vault, sweep=not read.problems)  # (each part takes the locks it needs)
+        fixed += drain(vault) if drain else []  # (outside the lock: each commit takes it, as in the hook)
         report = check(vault)
         report.problems[:0] = read.problems  # … and still report it (the settings now read as built-in)
         if read.problems:
@@ -1285,8 +1284,47 @@ def _own_files(vault: Vault, names: list[str]) -> set[str]:
 
 
 def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
-    from optmem import index
+    """The safe repairs, saying what each did. The log is mended under the vault lock (only when
+    a scan without it finds something to mend); the index is then rebuilt as `reindex` rebuilds
+    it — from a snapshot, outside the lock, caught up and swapped in under it — so agents keep
+    writing meanwhile; then the sweep (its own lock) and the hot files' journals (the vault lock)."""
+    from optmem import index, lifecycle
 
+    fixed: list[str] = []
+    if lost.notes(vault):
+        index.prepare(vault)  # (`_check_lost` reads the index: a rebuild, if due, not under the lock)
+    if lost.notes(vault) or _log_to_mend(vault):
+        with vault.lock():
+            fixed += _mend_log(vault)
+    index.open_index(vault, rebuild=True).close()
+    fixed.append("rebuilt the search index")
+    stale = Report()
+    _check_lifecycle(vault, stale)
+    swept = lifecycle.sweep(vault, show=0) if stale.problems and sweep else None
+    if swept and swept.cooled:
+        fixed.append(
+            f"swept: {swept.cooled} record(s) cooled ({', '.join(f'{n} by {w}' for w, n in swept.by_reason.items())})"
+        )
+    with vault.lock():
+        fixed += _mend_hot(vault)
+        fixed += _settle_forgotten_handoffs(vault)
+    return fixed
+
+
+def _log_to_mend(vault: Vault) -> bool:
+    """Whether this clone's log files hold what `_mend_log` mends (read without the lock: the
+    mending reads them again under it)."""
+    untimed: dict[str, dict[int, str]] = {}
+    copies: dict[str, list[int]] = {}
+    bad, torn = _scan_log(vault, Report(), untimed=untimed, copies=copies)
+    mine = _own_files(vault, [name for name, _ in vault.segments()])
+    return any(name in mine for name in [*bad, *torn, *untimed, *copies])
+
+
+def _mend_log(vault: Vault) -> list[str]:
+    """The log's repairs (lock held): the notes of what left it cleared, a torn last line ended,
+    unparseable lines and byte-for-byte copies moved to the quarantine, lines without `ts`
+    stamped — in this clone's own files."""
     fixed: list[str] = []
     told = _check_lost(vault, Report())
     if lost.clear(vault) and told:  # told by the command that noticed, and by doctor: seen now
@@ -1335,17 +1373,12 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
             "the latest they can have been written (or now, if that is earlier) — and with the "
             f"id each read as, so references to it still hold; the lines as they were are in {QUARANTINE}"
         )
-    index.build(vault)
-    fixed.append("rebuilt the search index")
-    from optmem import lifecycle
+    return fixed
 
-    stale = Report()
-    _check_lifecycle(vault, stale)
-    swept = lifecycle.sweep(vault, show=0) if stale.problems and sweep else None
-    if swept and swept.cooled:
-        fixed.append(
-            f"swept: {swept.cooled} record(s) cooled ({', '.join(f'{n} by {w}' for w, n in swept.by_reason.items())})"
-        )
+
+def _mend_hot(vault: Vault) -> list[str]:
+    """Each hot file journalled as it is, where the journal disagrees (lock held)."""
+    fixed: list[str] = []
     for target, project in memory.targets(vault):
         try:
             hot = memory.load(vault, target, project)
@@ -1360,7 +1393,6 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
             fixed.append(
                 f"finished the edit of {hot.name} that was journalled and cut short before its file was written"
             )
-    fixed += _settle_forgotten_handoffs(vault)
     return fixed
 
 
