@@ -77,6 +77,8 @@ class Report:
     # each `duplicate_id` met, for `_name_duplicates`: (its problem's place in `problems`, file,
     # line, the file and line of the id's first use)
     duplicates: list[tuple[int, str, int, str, int]] = field(default_factory=list)
+    # each log file read: (lines read, records among them), for `_check_index_rows`
+    scanned: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -213,7 +215,7 @@ def _scan_file(
     so it is fixed there, and a torn tail may be a sync still under way). A line no reader takes
     (unparseable, or over a record's bounds: `too_large`) is reported under its own code."""
     elsewhere = "another clone writes this file: run `optmem doctor --fix` on that clone"
-    n = 0
+    n = records = 0
     for raw, length in fsio.lines(fh):  # (a line past the bound is unparseable, never held whole)
         n += 1
         if not raw.endswith(b"\n"):
@@ -242,6 +244,7 @@ def _scan_file(
             why = str(exc) if length <= fsio.LINE_BYTES else f"{length:,} bytes, longer than any line is read"
             report.problems.append(Problem(exc.code, name, f"{why}; {fix}", n))
             continue
+        records += 1
         lacking = missing_fields(body)
         if lacking:
             todo = []
@@ -351,6 +354,7 @@ def _scan_file(
         corrections += [(n, rec.id, ref) for ref in rec.corrects]
         if rec.ref:
             refs.append((name, n, rec.id, (rec.ref,), False))
+    report.scanned[name] = (n, records)
 
 
 def _name_duplicates(
@@ -734,6 +738,44 @@ def _check_index(vault: Vault, report: Report) -> None:
         report.notes.append("the search index does not exist yet; it is built on first use")
     elif not in_step(vault):
         report.notes.append("the search index is behind the log; it catches up on next use")
+    else:
+        _check_index_rows(vault, report)
+
+
+def _check_index_rows(vault: Vault, report: Report) -> None:
+    """An index in step with the log holds a row for each record the log holds (as many as the
+    scan counted): one that lacks some — rows lost to a damaged or hand-edited file — would
+    answer every search without them, and only a rebuild mends it (a catch-up reads new lines
+    only). Two counts: the scan's, and one statement's on the index, with where the index read
+    each file to, in one read — a log that grew since the scan is not compared."""
+    import sqlite3
+
+    from optmem.index import open_index
+    from optmem.ingest import known_segments, read_meta
+
+    if any(p.code == "torn_last_line" for p in report.problems):
+        return  # (a torn tail is taken by the index only once whole: reported, and mended, on its own)
+    try:
+        with open_index(vault) as idx, idx.snapshot():
+            read_to = known_segments(read_meta(idx.conn))
+            held = idx.count()
+    except (OptmemError, sqlite3.Error):
+        return  # (an index that cannot be read is rebuilt on next use)
+    lines = {name: int(seg.get("lines", 0)) for name, seg in read_to.items() if seg.get("lines")}
+    if lines != {name: n for name, (n, _) in report.scanned.items() if n}:
+        return  # the log changed since it was scanned: the counts are of two logs
+    in_log = sum(records for _, records in report.scanned.values())
+    if held != in_log:
+        lacks = f"lacks {in_log - held:,}" if held < in_log else f"holds {held - in_log:,} more"
+        report.problems.append(
+            Problem(
+                "index_inconsistent",
+                ".cache/index.sqlite3",
+                f"the search index holds {held:,} record(s), the log {in_log:,} (it {lacks}), so search, "
+                "`get` and `stats` answer without them; run `optmem doctor --fix` (or `optmem reindex`) "
+                "to rebuild it from the log",
+            )
+        )
 
 
 def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]] | None = None) -> Report:
