@@ -77,6 +77,8 @@ class Report:
     # each `duplicate_id` met, for `_name_duplicates`: (its problem's place in `problems`, file,
     # line, the file and line of the id's first use)
     duplicates: list[tuple[int, str, int, str, int]] = field(default_factory=list)
+    # each log file read: (lines read, records among them), for `_check_index_rows`
+    scanned: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -213,7 +215,7 @@ def _scan_file(
     so it is fixed there, and a torn tail may be a sync still under way). A line no reader takes
     (unparseable, or over a record's bounds: `too_large`) is reported under its own code."""
     elsewhere = "another clone writes this file: run `optmem doctor --fix` on that clone"
-    n = 0
+    n = records = 0
     for raw, length in fsio.lines(fh):  # (a line past the bound is unparseable, never held whole)
         n += 1
         if not raw.endswith(b"\n"):
@@ -242,6 +244,7 @@ def _scan_file(
             why = str(exc) if length <= fsio.LINE_BYTES else f"{length:,} bytes, longer than any line is read"
             report.problems.append(Problem(exc.code, name, f"{why}; {fix}", n))
             continue
+        records += 1
         lacking = missing_fields(body)
         if lacking:
             todo = []
@@ -351,6 +354,7 @@ def _scan_file(
         corrections += [(n, rec.id, ref) for ref in rec.corrects]
         if rec.ref:
             refs.append((name, n, rec.id, (rec.ref,), False))
+    report.scanned[name] = (n, records)
 
 
 def _name_duplicates(
@@ -732,6 +736,44 @@ def _check_index(vault: Vault, report: Report) -> None:
         report.notes.append("the search index does not exist yet; it is built on first use")
     elif not in_step(vault):
         report.notes.append("the search index is behind the log; it catches up on next use")
+    else:
+        _check_index_rows(vault, report)
+
+
+def _check_index_rows(vault: Vault, report: Report) -> None:
+    """An index in step with the log holds a row for each record the log holds (as many as the
+    scan counted): one that lacks some — rows lost to a damaged or hand-edited file — would
+    answer every search without them, and only a rebuild mends it (a catch-up reads new lines
+    only). Two counts: the scan's, and one statement's on the index, with where the index read
+    each file to, in one read — a log that grew since the scan is not compared."""
+    import sqlite3
+
+    from optmem.index import open_index
+    from optmem.ingest import known_segments, read_meta
+
+    if any(p.code == "torn_last_line" for p in report.problems):
+        return  # (a torn tail is taken by the index only once whole: reported, and mended, on its own)
+    try:
+        with open_index(vault) as idx, idx.snapshot():
+            read_to = known_segments(read_meta(idx.conn))
+            held = idx.count()
+    except (OptmemError, sqlite3.Error):
+        return  # (an index that cannot be read is rebuilt on next use)
+    lines = {name: int(seg.get("lines", 0)) for name, seg in read_to.items() if seg.get("lines")}
+    if lines != {name: n for name, (n, _) in report.scanned.items() if n}:
+        return  # the log changed since it was scanned: the counts are of two logs
+    in_log = sum(records for _, records in report.scanned.values())
+    if held != in_log:
+        lacks = f"lacks {in_log - held:,}" if held < in_log else f"holds {held - in_log:,} more"
+        report.problems.append(
+            Problem(
+                "index_inconsistent",
+                ".cache/index.sqlite3",
+                f"the search index holds {held:,} record(s), the log {in_log:,} (it {lacks}), so search, "
+                "`get` and `stats` answer without them; run `optmem doctor --fix` (or `optmem reindex`) "
+                "to rebuild it from the log",
+            )
+        )
 
 
 def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]] | None = None) -> Report:
@@ -743,9 +785,8 @@ def check(vault: Vault, *, fix: bool = False, drain: Callable[[Vault], list[str]
     if fix:
         read = Report()
         _check_settings(vault, read)  # an unreadable optmem.toml: repair with the built-in settings
-        with vault.lock():
-            fixed = _repair(vault, sweep=not read.problems)
-        fixed += drain(vault) if drain else []  # (after the lock: each commit takes it, as in the hook)
+        fixed = _repair(vault, sweep=not read.problems)  # (each part takes the locks it needs)
+        fixed += drain(vault) if drain else []  # (outside the lock: each commit takes it, as in the hook)
         report = check(vault)
         report.problems[:0] = read.problems  # … and still report it (the settings now read as built-in)
         if read.problems:
@@ -1283,8 +1324,47 @@ def _own_files(vault: Vault, names: list[str]) -> set[str]:
 
 
 def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
-    from optmem import index
+    """The safe repairs, saying what each did. The log is mended under the vault lock (only when
+    a scan without it finds something to mend); the index is then rebuilt as `reindex` rebuilds
+    it — from a snapshot, outside the lock, caught up and swapped in under it — so agents keep
+    writing meanwhile; then the sweep (its own lock) and the hot files' journals (the vault lock)."""
+    from optmem import index, lifecycle
 
+    fixed: list[str] = []
+    if lost.notes(vault):
+        index.prepare(vault)  # (`_check_lost` reads the index: a rebuild, if due, not under the lock)
+    if lost.notes(vault) or _log_to_mend(vault):
+        with vault.lock():
+            fixed += _mend_log(vault)
+    index.open_index(vault, rebuild=True).close()
+    fixed.append("rebuilt the search index")
+    stale = Report()
+    _check_lifecycle(vault, stale)
+    swept = lifecycle.sweep(vault, show=0) if stale.problems and sweep else None
+    if swept and swept.cooled:
+        fixed.append(
+            f"swept: {swept.cooled} record(s) cooled ({', '.join(f'{n} by {w}' for w, n in swept.by_reason.items())})"
+        )
+    with vault.lock():
+        fixed += _mend_hot(vault)
+        fixed += _settle_forgotten_handoffs(vault)
+    return fixed
+
+
+def _log_to_mend(vault: Vault) -> bool:
+    """Whether this clone's log files hold what `_mend_log` mends (read without the lock: the
+    mending reads them again under it)."""
+    untimed: dict[str, dict[int, str]] = {}
+    copies: dict[str, list[int]] = {}
+    bad, torn = _scan_log(vault, Report(), untimed=untimed, copies=copies)
+    mine = _own_files(vault, [name for name, _ in vault.segments()])
+    return any(name in mine for name in [*bad, *torn, *untimed, *copies])
+
+
+def _mend_log(vault: Vault) -> list[str]:
+    """The log's repairs (lock held): the notes of what left it cleared, a torn last line ended,
+    unparseable lines and byte-for-byte copies moved to the quarantine, lines without `ts`
+    stamped — in this clone's own files."""
     fixed: list[str] = []
     told = _check_lost(vault, Report())
     if lost.clear(vault) and told:  # told by the command that noticed, and by doctor: seen now
@@ -1333,17 +1413,12 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
             "the latest they can have been written (or now, if that is earlier) — and with the "
             f"id each read as, so references to it still hold; the lines as they were are in {QUARANTINE}"
         )
-    index.build(vault)
-    fixed.append("rebuilt the search index")
-    from optmem import lifecycle
+    return fixed
 
-    stale = Report()
-    _check_lifecycle(vault, stale)
-    swept = lifecycle.sweep(vault, show=0) if stale.problems and sweep else None
-    if swept and swept.cooled:
-        fixed.append(
-            f"swept: {swept.cooled} record(s) cooled ({', '.join(f'{n} by {w}' for w, n in swept.by_reason.items())})"
-        )
+
+def _mend_hot(vault: Vault) -> list[str]:
+    """Each hot file journalled as it is, where the journal disagrees (lock held)."""
+    fixed: list[str] = []
     for target, project in memory.targets(vault):
         try:
             hot = memory.load(vault, target, project)
@@ -1358,7 +1433,6 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
             fixed.append(
                 f"finished the edit of {hot.name} that was journalled and cut short before its file was written"
             )
-    fixed += _settle_forgotten_handoffs(vault)
     return fixed
 
 

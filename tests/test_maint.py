@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,41 @@ def test_doctor_reports_changes_nothing_then_repairs_safely(vault, cli):
     assert cli("doctor").exit_code == 0
     for rid in good:
         assert cli.json("get", rid)["record"]["status"] == "current"
+
+
+def test_doctor_finds_an_index_that_lacks_records_of_the_log(vault, cli):
+    """Tester18 #6: an index in step with the log's position but missing rows (a damaged or
+    hand-edited file) made every search miss those records while doctor said "no problems".
+    Doctor compares the records it read with the rows the index holds; a line that is no record
+    (unparseable) is no row either, and is no index problem."""
+    for i in range(6):
+        cli.json("append", f"record {i} of the log, 日志第{i}条")
+    with open(vault.log_path, "a", encoding="utf-8") as fh:
+        fh.write("this is not json\n")
+    assert len(cli.json("search", "record of the log")["hits"]) == 6  # (the index catches up)
+    assert {p["code"] for p in cli.json("doctor", code=1)["problems"]} == {"unparseable_line"}
+    with sqlite3.connect(vault.index_path) as conn:
+        conn.execute("DELETE FROM rec WHERE rowid IN (SELECT rowid FROM rec ORDER BY n LIMIT 2)")
+    conn.close()
+    assert len(cli.json("search", "record of the log")["hits"]) == 4  # the damage: two records unfound
+    before = all_files(vault.root)
+    out = cli.json("doctor", code=1)
+    assert all_files(vault.root) == before  # (doctor changes nothing)
+    found = [p for p in out["problems"] if p["code"] == "index_inconsistent"]
+    assert found == [
+        {
+            "code": "index_inconsistent",
+            "file": ".cache/index.sqlite3",
+            "message": "the search index holds 4 record(s), the log 6 (it lacks 2), so search, `get` and "
+            "`stats` answer without them; run `optmem doctor --fix` (or `optmem reindex`) to rebuild it from the log",
+        }
+    ]
+    human = cli("doctor")
+    assert human.exit_code == 1 and "index_inconsistent .cache/index.sqlite3" in human.stdout
+    fixed = cli.json("doctor", "--fix")
+    assert "rebuilt the search index" in fixed["fixed"] and fixed["ok"] is True
+    assert len(cli.json("search", "record of the log")["hits"]) == 6
+    assert cli.json("stats")["records"] == 6
 
 
 def test_doctor_other_checks(vault, cli):

@@ -140,15 +140,38 @@ def stopped(pid: int) -> bool:
 REBUILT = 6000  # records (~0.9 MB, under index.PARALLEL_MIN_BYTES): a build of about half a second, by one process
 
 
+def stop_mid_build(proc: subprocess.Popen[str], vault: Vault) -> bool:
+    """Stop `proc` (SIGSTOP) in the middle of writing a rebuilt index (its temporary file exists)
+    with the vault lock free — which this test proves by taking it once, without waiting — and
+    leave it stopped (the caller lets it go on: SIGCONT): True. Stopped in the build's own short
+    hold, at its start or end, it goes on and is stopped again later; False when it finished first."""
+    from optmem import fsio
+    from optmem.errors import Locked
+
+    def building() -> bool:
+        return any(p.name.endswith(".tmp") for p in vault.cache_dir.glob("index.*"))
+
+    while proc.poll() is None:
+        if building():
+            proc.send_signal(signal.SIGSTOP)  # frozen where it is: the window cannot close now
+            try:
+                wait_until(lambda: stopped(proc.pid), "the build to stop")
+                with fsio.exclusive_lock(vault.lock_path, 0):
+                    if building():  # (not at its end: that holds the lock): it is writing its file
+                        return True
+            except Locked:
+                pass
+            proc.send_signal(signal.SIGCONT)
+        time.sleep(0.002)
+    return False
+
+
 @pytest.mark.long
 def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path, cli):
     """After the log changed under the index (a git merge), the rebuild does not hold the vault
     lock: once its temporary index exists, this test stops the building process (SIGSTOP) in the
     middle of writing it and takes the lock itself (one try, no wait) — which it could never do if
     the build held it — then lets it go on; and an agent's append gets through."""
-    from optmem import fsio
-    from optmem.errors import Locked
-
     subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), str(REBUILT)], check=True)
     builder = subprocess.Popen(
         [sys.executable, "-m", "optmem", "--vault", str(vault_path), "--set", PATIENT, "search", "部署"],
@@ -156,32 +179,110 @@ def test_a_rebuild_happens_outside_the_vault_lock(vault, vault_path, cli):
         stderr=subprocess.PIPE,
         text=True,
     )
-    cache = vault_path / ".cache"
-
-    def building() -> bool:
-        return any(p.name.endswith(".tmp") for p in cache.glob("index.*"))
-
-    taken_while_building = False
-    while builder.poll() is None and not taken_while_building:
-        if building():
-            builder.send_signal(signal.SIGSTOP)  # frozen where it is: the window cannot close now
-            try:
-                wait_until(lambda: stopped(builder.pid), "the build to stop")
-                with fsio.exclusive_lock(vault.lock_path, 0):
-                    # the build cannot be at its end (that holds the lock): it is writing its file
-                    taken_while_building = building()
-            except Locked:
-                pass  # stopped in the build's own short hold, at its start or end: try again
-            finally:
-                builder.send_signal(signal.SIGCONT)
-        time.sleep(0.002)
+    taken_while_building = stop_mid_build(builder, vault)
     if taken_while_building:
+        builder.send_signal(signal.SIGCONT)
         res = cli("append", "an agent writes while the index is rebuilt", "--json")  # (the builder is the process)
         assert res.exit_code == 0, res.stdout + res.stderr
     assert builder.wait(timeout=HANG) == 0, builder.stderr.read() if builder.stderr else ""
     assert taken_while_building  # the vault lock was free in the middle of the build
     hits = cli.json("search", "rebuilt")["hits"]
     assert [h["text"] for h in hits] == ["an agent writes while the index is rebuilt"]
+
+
+def _doctor_fix(vault_path: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "optmem", "--vault", str(vault_path), "--set", PATIENT, "doctor", "--fix", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _records(vault_path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines()]
+
+
+@pytest.mark.long
+def test_doctor_fix_rebuilds_the_index_outside_the_vault_lock(vault, vault_path, cli):
+    """Tester18 #5: `doctor --fix` rebuilt the index holding the vault lock, so every agent's
+    write failed `locked` for as long as the rebuild took. It rebuilds as `reindex` does: stopped
+    in the middle of its build, it holds no vault lock, and an agent's append — a process of its
+    own, which may wait 2 s for the lock at most — is stored while doctor is still stopped; doctor
+    then goes on, catches its index up with that line and swaps it in: nothing lost."""
+    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), str(REBUILT)], check=True)
+    assert cli.json("search", "部署")["hits"]  # the index exists and is in step
+    doctor = _doctor_fix(vault_path)
+    held = stop_mid_build(doctor, vault)
+    try:
+        if held:  # the timeout under test: nothing may hold the lock while doctor is stopped
+            wrote = subprocess.run(
+                [sys.executable, "-m", "optmem", "--vault", str(vault_path), "--set", "lock.timeout=2"]
+                + ["append", "stored while doctor was rebuilding", "--json"],
+                capture_output=True,
+                text=True,
+                timeout=HANG,
+            )
+            assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+            assert stopped(doctor.pid) and doctor.poll() is None  # (doctor was stopped all along)
+    finally:
+        doctor.send_signal(signal.SIGCONT)
+    out, err = doctor.communicate(timeout=HANG)
+    assert held  # the vault lock was free in the middle of doctor's rebuild
+    assert doctor.returncode == 0, out + err
+    assert json.loads(out)["fixed"] == ["rebuilt the search index"]
+    assert len(_records(vault_path)) == REBUILT + 1
+    assert cli.json("stats")["records"] == REBUILT + 1  # the swapped-in index holds the append too
+    hits = cli.json("search", "stored while doctor was rebuilding")["hits"]
+    assert hits[0]["text"] == "stored while doctor was rebuilding"
+    assert cli.json("doctor")["ok"] is True
+
+
+@pytest.mark.long
+def test_doctor_fix_mends_the_log_under_the_lock_then_lets_writers_wait_for_the_rebuild(vault, vault_path, cli):
+    """Tester18 #5, with a line to move out: the log is rewritten under the vault lock, then the
+    index is rebuilt outside it. While doctor is stopped in the middle of that build (the
+    quarantine already written), the vault lock is free; an append started then waits for the
+    rebuild on the build lock — not the vault lock, where it would fail `locked` — and is stored
+    once doctor goes on: the log keeps every record, the bad line is in the quarantine."""
+    subprocess.run([sys.executable, "-c", BIG_LOG, str(vault_path / "LOG.jsonl"), str(REBUILT)], check=True)
+    with open(vault_path / "LOG.jsonl", "ab") as fh:
+        fh.write(b'{"text": not json}\n')
+    assert cli.json("search", "部署")["hits"]  # the index exists and is in step
+    doctor = _doctor_fix(vault_path)
+    writer = None
+    held = stop_mid_build(doctor, vault)
+    try:
+        if held:
+            assert b"not json" in (vault_path / "LOG.quarantine.jsonl").read_bytes()  # mended before the build
+            assert b"not json" not in (vault_path / "LOG.jsonl").read_bytes()
+            writer = subprocess.Popen(
+                [sys.executable, "-m", "optmem", "--vault", str(vault_path), "--set", PATIENT]
+                + ["append", "stored after doctor's rebuild", "--json"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            build_lock = vault.cache("build.lock")
+            wait_until(lambda: has_open(writer.pid, build_lock), "the append waiting for doctor's rebuild")
+            assert writer.poll() is None and stopped(doctor.pid)
+    finally:
+        doctor.send_signal(signal.SIGCONT)
+    out, err = doctor.communicate(timeout=HANG)
+    assert held  # the vault lock was free in the middle of doctor's rebuild
+    assert doctor.returncode == 0, out + err
+    assert json.loads(out)["fixed"] == [
+        "moved 1 unparseable line(s) (6001) of LOG.jsonl to LOG.quarantine.jsonl",
+        "rebuilt the search index",
+    ]
+    assert writer is not None
+    wrote, why = writer.communicate(timeout=HANG)
+    assert writer.returncode == 0, wrote + why
+    records = _records(vault_path)  # (every line parses)
+    assert len(records) == REBUILT + 1 and len({r["id"] for r in records}) == REBUILT + 1
+    assert records[-1]["text"] == "stored after doctor's rebuild"
+    assert cli.json("stats")["records"] == REBUILT + 1
+    assert cli.json("doctor")["ok"] is True
 
 
 SEARCHER = textwrap.dedent("""
