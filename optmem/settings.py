@@ -341,7 +341,7 @@ RETIRED = {
     ),
     "ranking.cjk_fallback": (
         "a Chinese query whose pairs occur only outside its filters finds nothing, as any other query: the"
-        " fallback to its characters moved no question on the six outside sets nor on blind update sets 1-6"
+        " fallback to its characters moved no question on any of the six outside sets nor the blind update pairs"
     ),
     "ranking.change_arrows": (
         'an arrow ("pw -> new") says no change of its own: the rule moved one question on each of three sets it'
