@@ -29,18 +29,22 @@ def choose(
     now: float,
     limit: int,
     cold_best: bool,
+    match: str | None = None,
 ) -> tuple[dict[int, Row], int, list[Row]]:
     """The rows worth scoring, how many records match in all, and the superseded matches the
     filters hide (whose current versions `search` brings in). Candidates are the best by FTS5's
     BM25 and the newest matches (BM25 cannot tell equal matches apart, and recency can lift one)
     — and, for a plain search (`cold_best`) in a vault with cold records, the cold ones among
     BM25's best. The pool is the same for every `limit` up to its size, so a shorter --limit
-    lists the start of a longer one."""
+    lists the start of a longer one. `match`: the FTS5 query, when not any of the terms found."""
     pool = max(settings.candidates, limit)
     where, params = filters.sql(now)
     postings = sum(df[t] for t in found)
-    exact = postings <= settings.postings_budget
-    match = match_any(found)
+    # a given FTS5 query (every character of a Chinese query) is ranked whole: the chosen
+    # candidates are made of the terms, and would match records it does not
+    exact = match is not None or postings <= settings.postings_budget
+    counted = match is None  # the FTS5 query is any of the terms: `count_any` counts it
+    match = match or match_any(found)
     if exact:
         queries = [(match, BEST, pool, False)]  # exact: rank every match
     else:
@@ -106,7 +110,7 @@ def choose(
     if complete:
         total = -1  # every match is a candidate: the hits themselves are counted (`ranked`)
     elif plain:
-        total = count_any(idx, found, df, counts)  # FTS5 alone: cheap
+        total = count_any(idx, found, df, counts) if counted else counts.get(match, -1)  # FTS5 alone: cheap
         total = idx.count_matches(match) if total < 0 else total
         if total <= len(lines):
             total = -1  # the chosen candidates were every match: so are the hits
@@ -115,7 +119,7 @@ def choose(
     else:
         # (past the count budget a filtered count would join too many matches: the matches before
         # the filters are counted instead — an upper bound)
-        total = count_any(idx, found, df, counts)
+        total = count_any(idx, found, df, counts) if counted else counts.get(match, -1)
         total = idx.count_matches(match) if total < 0 else total
     for r in idx.matches(match, where, params, NEWEST, 200, redlines=True):  # every matching redline
         rows.setdefault(r.n, r)

@@ -32,11 +32,11 @@ from collections.abc import Callable
 from optmem import candidates, clock, dates, ranking, view
 from optmem import text as textmod
 from optmem.errors import UsageError, quote
-from optmem.index import Filters, Index, Row, is_guess, make_filters, match_any
+from optmem.index import Filters, Index, Row, is_guess, make_filters, match_all, match_any
 from optmem.quarantine import secondhand
 from optmem.reading import cues, questions
 from optmem.reading.attributes import attribute_tokens
-from optmem.reading.query import Intent, lone_characters, read, with_lone
+from optmem.reading.query import Intent, lone_characters, read, with_lone, with_terms
 from optmem.record import COMMIT, HANDOFF, HANDS, MEMORY, MERGED, Record, Tier, hand
 from optmem.settings import MAX_COUNT, Ranking
 from optmem.value import NamedTuple, Value
@@ -207,12 +207,25 @@ def ranked(idx: Index, q: Query, df: dict[str, int] | None = None) -> SearchResu
         df = df | idx.doc_freq([t for t in attribute_tokens(kin) if t not in df])
     found = [t for t in q.terms if df[t]]
     related = kin and any(all(df[t] for t in p) for k in kin for p in k.phrases)
-    return _ranked(idx, q, found, df, settings) if found or related else SearchResult(q.text, [], 0)
+    result = _ranked(idx, q, found, df, settings) if found or related else SearchResult(q.text, [], 0)
+    if result.hits or not settings.cjk_fallback:
+        return result
+    # a Chinese query whose pairs occur only outside its filters (or whose characters are all of
+    # grammar): the records within them that hold every one of its characters, ranked by them
+    chars = q.intent.characters
+    df = idx.doc_freq(chars) if len(chars) > 1 else {}
+    if not df or not all(df.values()):
+        return result
+    return _ranked(idx, q._replace(intent=with_terms(q.intent, chars)), chars, df, settings, match_all(chars))
 
 
-def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings: Ranking) -> SearchResult:
+def _ranked(
+    idx: Index, q: Query, found: list[str], df: dict[str, int], settings: Ranking, match: str | None = None
+) -> SearchResult:
     rows, total, replaced = (
-        candidates.choose(idx, found, df, settings, filters=q.filters, now=q.now, limit=q.limit, cold_best=q.cold_best)
+        candidates.choose(
+            idx, found, df, settings, filters=q.filters, now=q.now, limit=q.limit, cold_best=q.cold_best, match=match
+        )
         if found
         else ({}, 0, [])
     )
@@ -245,7 +258,7 @@ def _ranked(idx: Index, q: Query, found: list[str], df: dict[str, int], settings
         # filtered count is cheap, else those among the candidates
         exact = sum(df[t] for t in found) <= candidates.COUNT_BUDGET
         left = (
-            candidates.hidden_matches(idx, q.filters, q.now, match_any(found), view.Status.COLD) - admitted
+            candidates.hidden_matches(idx, q.filters, q.now, match or match_any(found), view.Status.COLD) - admitted
             if exact
             else left
         )

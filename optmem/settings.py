@@ -126,6 +126,7 @@ class Ranking(Section):
     names: bool = True  # a newer record without the query's name updates no older one
     cjk_characters: bool = True  # the update rule compares Chinese by the query's characters a record holds
     cjk_lone: bool = True  # the characters of a Chinese query's pairs no record holds choose records too
+    cjk_fallback: bool = True  # a Chinese query none of whose pairs occurs: the records holding its characters
 
 
 class Lifecycle(Section):
@@ -338,10 +339,6 @@ RETIRED = {
     "ranking.change_updates": (
         "a note that says it changed is no longer read as an update more readily: two notes that give another"
         " value of the same subject are (the update rule); it moved no question of the blind update pairs"
-    ),
-    "ranking.cjk_fallback": (
-        "a Chinese query whose pairs occur only outside its filters finds nothing, as any other query: the"
-        " fallback to its characters moved no question on any of the six outside sets nor the blind update pairs"
     ),
     "ranking.change_arrows": (
         'an arrow ("pw -> new") says no change of its own: the rule moved one question on each of three sets it'

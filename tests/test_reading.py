@@ -123,6 +123,15 @@ def test_switching_off_the_past_cues_puts_the_newer_value_first(vault, cli, monk
     assert [h["id"] for h in hits] == [new, old] and hits[0]["explain"]["asks"] is None
 
 
+def test_switching_off_the_chinese_fallback_finds_no_pair(vault, cli):
+    put(vault, "我养了一只猫，叫咪咪")
+    put(vault, "同事说养猫很解压", domain="work")
+    # 养猫 occurs only outside the filter: the characters within it do
+    assert len(cli.json("search", "养猫", "--domain", "default")["hits"]) == 1
+    _switch(vault, "cjk_fallback")
+    assert cli.json("search", "养猫", "--domain", "default")["hits"] == []
+
+
 def test_a_chinese_pair_no_record_holds_searches_by_its_characters(vault, cli):
     # 多重 is no word any note writes: its 重 is the 重 of 体重 (多 is held by none); 现在 says when
     weight = put(vault, "体检体重 72 公斤，医生说要控制").id
@@ -145,7 +154,7 @@ def test_the_characters_a_missing_pair_leaves():
 
 @pytest.mark.parametrize(
     "name",
-    ["change_cues", "change_updates", "cjk_common", "amount_share", "cjk_fallback"],
+    ["change_cues", "change_updates", "cjk_common", "amount_share"],
 )
 def test_a_retired_rule_s_switch_is_told_it_is_no_longer_read(name):
     loaded = settings.load(f"[ranking]\n{name} = false\n")

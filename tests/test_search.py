@@ -320,7 +320,7 @@ def test_a_chinese_query_s_time_words_are_cut_out_so_its_words_pair(vault, cli, 
     assert now in [h["id"] for h in json.loads(res.stdout)["hits"]] and "nothing to search for" not in res.stderr
 
 
-def test_a_chinese_query_whose_pairs_match_nothing_searches_by_its_characters(vault, cli):
+def test_a_chinese_query_whose_pairs_match_nothing_falls_back_to_its_characters(vault, cli):
     cat = put(vault, "我养了一只猫，叫咪咪。").id
     put(vault, "周末去爬山")
     for query in ("养猫", "猫叫什么"):
@@ -328,9 +328,9 @@ def test_a_chinese_query_whose_pairs_match_nothing_searches_by_its_characters(va
     # 养狗's pair occurs nowhere either: its characters search, and the note holding 养 is found by
     # it, as an English query is by one of its words (`cjk_lone`)
     assert [h["id"] for h in cli.json("search", "养狗")["hits"]] == [cat]
-    # a pair that occurs only outside the filter is held: within it, nothing matches, as for a word
+    # … also when the pair occurs only outside the filter
     put(vault, "同事说养猫很解压", domain="work")
-    assert cli.json("search", "养猫", "--domain", "default")["hits"] == []
+    assert [h["id"] for h in cli.json("search", "养猫", "--domain", "default")["hits"]] == [cat]
 
 
 def test_nothing_found_is_success_with_empty_hits(vault, cli):
@@ -540,6 +540,11 @@ def test_the_characters_of_a_missing_pair_find_the_same_past_the_postings_budget
     wide = cli.json("search", "养猫")
     assert [h["text"] for h in exact["hits"]] == [h["text"] for h in wide["hits"]]
     assert exact["hits"][0]["text"] == "我养了一只猫" and wide["total"] == exact["total"]
+    # within a filter that holds the pair nowhere, the fallback holds every character on that path too
+    put(vault, "同事说养猫很解压", domain="work")
+    (vault_path / "optmem.toml").write_text("[ranking]\npostings_budget = 1\ncjk_lone = false\n", "utf-8")
+    fallback = cli.json("search", "养猫", "--domain", "default")
+    assert [h["text"] for h in fallback["hits"]] == ["我养了一只猫"] and fallback["total"] == 1
 
 
 def test_an_unknown_kind_filter_says_which_kinds_exist(vault, cli):
