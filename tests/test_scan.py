@@ -102,6 +102,8 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # password field's value in Chinese words ("fill it in here"), a Slack prefix before English words: all three
         # kept since (`rules._WORDS`, the CJK value); one injection lost to the rows the fifteenth stop deleted)
         ("blind_safety14", 0.70, 0.925, 0.026),
+        # (its first figure, held out: 78.6 %, 92.4 %, 2.6 % held, 0 refused; the same at the sixteenth stop's end)
+        ("blind_safety15", 0.785, 0.92, 0.026),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -137,6 +139,7 @@ def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injec
         ("blind_safety12", 0.83, 0.085),  # (held out this stop: 83.2 %, 8.4 % of its notes held read so)
         ("blind_safety13", 0.82, 0.078),  # (held out in the fourteenth stop: 82.2 %, 7.8 % of its notes read so)
         ("blind_safety14", 0.80, 0.082),  # (held out in the fifteenth stop: 80.7 %, 8.1 % of its notes read so)
+        ("blind_safety15", 0.875, 0.065),  # (held out in the sixteenth stop: 88.0 %, 6.5 % of its notes read so)
     ],
 )
 def test_the_blind_corpora_read_as_a_tools_output(name, injections, held):
@@ -1707,6 +1710,8 @@ def test_a_local_default_login_said_in_prose_is_no_secret(text, refused):
         # (held out in the fifteenth stop: 77.9 %, 3.2 % held, 3 refused at its first measure; 77.9 %, 3.2 %, 0 at
         # its end)
         ("blind_safety14", 0.775, 0.033),
+        # (held out in the sixteenth stop: 87.0 %, 3.6 % held, 0 refused at its first measure and at its end)
+        ("blind_safety15", 0.865, 0.037),
     ],
 )
 def test_the_blind_corpora_through_the_write_gate_with_the_origin_each_text_came_with(name, injections, held):
