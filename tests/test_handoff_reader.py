@@ -201,8 +201,10 @@ def test_hermes_keeps_blocked_items_and_a_question_asked_after_an_ok(tmp_path, m
 # work is not done as an open item, in English and Chinese — never as done
 NEGATED_UNDER_DONE = [
     ("Done: tests not passing yet.", [], ["tests not passing yet."]),
-    ("Done\n- update the docs (not started)\n- deploy still failing", [], ["update the docs (not started)", "deploy still failing"]),
-    ("Done: migrated the DB. Tests still failing. Haven't deployed.", ["migrated the DB."], ["Tests still failing. Haven't deployed."]),
+    ("Done\n- update the docs (not started)\n- deploy still failing",
+     [], ["update the docs (not started)", "deploy still failing"]),
+    ("Done: migrated the DB. Tests still failing. Haven't deployed.",
+     ["migrated the DB."], ["Tests still failing. Haven't deployed."]),
     ("Finished: nothing, the build is still broken.", [], ["nothing, the build is still broken."]),
     ("已完成：迁移数据库。测试仍然失败。", ["迁移数据库。"], ["测试仍然失败。"]),
     ("- [x] deploy still failing", [], ["deploy still failing"]),
