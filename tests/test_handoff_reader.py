@@ -256,3 +256,5 @@ def test_a_judgement_the_scanner_holds_is_still_said_as_a_count(tmp_path, vault_
     assert run_optmem("hook", "claude-code", "--json", input=json.dumps(event)).returncode == 0
     [h] = json.loads(run_optmem("handoff", "read", "-p", "webapp", "--json").stdout)["handoffs"]
     assert "1 open item(s) were taken as done" in h["note"] and "held out by the scanner" in h["note"], h
+    held = json.loads(run_optmem("quarantine", "--json").stdout)["held"]  # (the sentence itself: kept there)
+    assert [x["rule"] for x in held] == ["ignore_previous_instructions"], held

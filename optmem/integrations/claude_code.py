@@ -699,7 +699,8 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
     earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
     asked = [r for r in requests if not scan_find(r)]
     judged = str(entry.get("judged") or "")
-    if judged and (scan_find(judged) or handoff.scrub([judged])[1]):
+    held_judged = [("judged", judged)] if judged and scan_find(judged) else []  # (kept in quarantine)
+    if judged and (held_judged or handoff.scrub([judged])[1]):
         # (the sentence naming them is held; that open items were taken as done is still said)
         count = entry.get("judged_count")
         judged = (
@@ -722,7 +723,7 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
         next=nxt,
         note=note,
         bare_note=_note(name, why, [], judged),  # (when the requests together trip the scanner: held, out of the note)
-        left_out=[("request", r) for r in requests if r not in asked],
+        left_out=[("request", r) for r in requests if r not in asked] + held_judged,
         scrubbed=(rules, gone),
         source="claude-code",
         session=session,
