@@ -213,6 +213,9 @@ NEGATED_UNDER_DONE = [
     # what reads as failing but reports work done stays done
     ("Done: fixed the failing login test.", ["fixed the failing login test."], []),
     ("Done\n- All tests passing now.", ["All tests passing now."], []),
+    ("Done: no longer crashes on empty input.", ["no longer crashes on empty input."], []),
+    ("Done: fixed the bug where login would not redirect.", ["fixed the bug where login would not redirect."], []),
+    ("Done: migrated. I couldn't get the build green.", ["migrated."], ["I couldn't get the build green."]),
 ]  # fmt: skip
 
 

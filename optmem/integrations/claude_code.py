@@ -381,9 +381,22 @@ def _word_kind(sentence: str) -> str | None:
     return "open" if _NEGATED.search(sentence) else "done"
 
 
+# under a done label, what says the work itself is not done ("tests not passing yet", "Haven't
+# deployed", "(not started)", "still failing") — not any negation: "no longer crashes on empty
+# input", "login would not redirect" report work done
+_NOT_DONE_EN = re.compile(
+    r"\b(?:not|never)\s+(?:yet\s+)?(?:\w+\s+){0,3}(?:done|start\w*|finish\w*|complet\w*|pass\w*|work\w*|fix\w*|"
+    r"deploy\w*|merg\w*|run|ran|test\w*|green|ready|there)\b|"
+    r"\b\w+n't\s+(?:yet\s+)?(?:\w+\s+){0,3}(?:done|start\w*|finish\w*|complet\w*|pass\w*|work\w*|fix\w*|"
+    r"deploy\w*|merg\w*|run|ran|test\w*|been|got|green|ready)\b|\bstill\s+(?:fail\w*|broken|red|not)\b|\b(?:yet to|not yet)\b",
+    re.I,
+)
+
+
 def _not_done(sentence: str) -> bool:
-    """Whether a sentence says work is not done ("not passing yet", "still failing", "仍然失败")."""
-    return bool(_NEGATED.search(sentence) or _NOT_DONE_ZH.search(sentence))
+    """Whether a sentence under a done label says the work is not done ("not passing yet", "still
+    failing", "仍然失败")."""
+    return bool(_NOT_DONE_EN.search(sentence) or _NOT_DONE_ZH.search(sentence))
 
 
 def _kind_of_label(label: str) -> str:
