@@ -388,7 +388,8 @@ _NOT_DONE_EN = re.compile(
     r"\b(?:not|never)\s+(?:yet\s+)?(?:\w+\s+){0,3}(?:done|start\w*|finish\w*|complet\w*|pass\w*|work\w*|fix\w*|"
     r"deploy\w*|merg\w*|run|ran|test\w*|green|ready|there)\b|"
     r"\b\w+n't\s+(?:yet\s+)?(?:\w+\s+){0,3}(?:done|start\w*|finish\w*|complet\w*|pass\w*|work\w*|fix\w*|"
-    r"deploy\w*|merg\w*|run|ran|test\w*|been|got|green|ready)\b|\bstill\s+(?:fail\w*|broken|red|not)\b|\b(?:yet to|not yet)\b",
+    r"deploy\w*|merg\w*|run|ran|test\w*|been|got|green|ready)\b|"
+    r"\bstill\s+(?:fail\w*|broken|red|not)\b|\b(?:yet to|not yet)\b",
     re.I,
 )
 
