@@ -732,7 +732,9 @@ def _check_own(vault: Vault, report: Report) -> None:
 def _check_index(vault: Vault, report: Report) -> None:
     from optmem.index import in_step
 
-    if not vault.index_path.exists():
+    if not vault.index_path.exists() and vault.bare():
+        vault.read_bare = True  # (no vault yet: said as every read says it, `cli.common`)
+    elif not vault.index_path.exists():
         report.notes.append("the search index does not exist yet; it is built on first use")
     elif not in_step(vault):
         report.notes.append("the search index is behind the log; it catches up on next use")
@@ -1170,6 +1172,8 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
 
     s = vault.settings.lifecycle
     now = clock.now().timestamp()
+    if vault.bare():  # (nothing to check: said once, as every read says it — `_check_index`)
+        return
     if not in_step(vault):
         report.notes.append(
             "pending records past their TTL are checked once the index has caught up "
@@ -1331,6 +1335,9 @@ def _repair(vault: Vault, *, sweep: bool = True) -> list[str]:
     from optmem import index, lifecycle
 
     fixed: list[str] = []
+    if vault.bare():  # a folder holding none of a vault's files: nothing to mend, nothing written there
+        vault.read_bare = True
+        return fixed
     if lost.notes(vault):
         index.prepare(vault)  # (`_check_lost` reads the index: a rebuild, if due, not under the lock)
     if lost.notes(vault) or _log_to_mend(vault):

@@ -789,6 +789,9 @@ def compact(
                     f"domain {d[:40]!r} in LOG.jsonl is not a usable name; its records were "
                     "not compacted (see `optmem doctor`)"
                 )
+    if vault.bare():  # a folder holding none of a vault's files: nothing to compact, nothing written there
+        vault.read_bare = True
+        return Compacted([], dry_run, warnings)
     with vault.tree_lock(make=bool(targets) and not dry_run):  # not the vault lock: appends go on meanwhile
         for d in targets:
             seen = _stamps(vault.tree_dir(d))  # (before the plan reads them: a summariser can take minutes)

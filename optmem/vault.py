@@ -34,7 +34,20 @@ GITATTRIBUTES = "LOG.jsonl merge=union\nACCESS.jsonl merge=union\nlog/*/*.jsonl 
 GITIGNORE = f"{CACHE}/\n*.tmp\n*.md.lock\n*.md.bak.*\n"  # Hermes Agent's lock and backups too
 # what only a vault's folder holds (the log, its parts, the hot files, projects, the tree, the
 # settings, the index): a folder with none of them is no vault yet, and a read writes nothing there
-VAULT_FILES = (layout.LOG, layout.ACCESS, layout.SEGMENTS, "MEMORY.md", "USER.md", "projects", "tree", "optmem.toml", CACHE)
+VAULT_FILES = (
+    layout.LOG,
+    layout.ACCESS,
+    layout.SEGMENTS,
+    "MEMORY.md",
+    "USER.md",
+    "projects",
+    "tree",
+    "optmem.toml",
+    CACHE,
+)
+# ... or the line `init` (or a first write) puts in .gitattributes: an initialised vault is a vault
+# before its first write (a git work tree's own .gitattributes does not hold it)
+VAULT_MARK = GITATTRIBUTES.splitlines()[0]
 
 
 def validate_name(name: str, what: str = "name") -> str:
@@ -530,12 +543,18 @@ class Vault:
         return self.root.is_dir()
 
     def bare(self) -> bool:
-        """The folder exists and holds none of a vault's files (`VAULT_FILES`): it reads as an empty
+        """The folder exists and holds none of a vault's files (`VAULT_FILES`, `VAULT_MARK`): it reads as an empty
         vault (SPEC §2), and a read leaves it as it found it (`--vault ~/Documents`, a typo, must
         not plant an index there)."""
         import os
 
-        return self.exists() and not any(os.path.lexists(self.root / name) for name in VAULT_FILES)
+        if not self.exists() or any(os.path.lexists(self.root / name) for name in VAULT_FILES):
+            return False
+        try:
+            said = fsio.read_text(self.root / ".gitattributes", limit=1 << 16)
+        except OptmemError:
+            return True  # (a .gitattributes that cannot be read marks nothing)
+        return said is None or VAULT_MARK not in (line.strip() for line in said.splitlines())
 
     @property
     def settings(self) -> settings.Settings:

@@ -195,3 +195,69 @@ def test_hermes_keeps_blocked_items_and_a_question_asked_after_an_ok(tmp_path, m
     [h] = [r for r in records if r.get("kind") == "handoff"]
     assert h["done"] == ["moved it. Then I restarted it."] and h["blocked"] == ["DNS not switched."]
     assert h["next"] == ["update nginx", "announce in #dev"]
+
+
+# (review20 F2) a "Done" label, a list under a "Done" heading or `[x]` files a sentence saying the
+# work is not done as an open item, in English and Chinese — never as done
+NEGATED_UNDER_DONE = [
+    ("Done: tests not passing yet.", [], ["tests not passing yet."]),
+    ("Done\n- update the docs (not started)\n- deploy still failing",
+     [], ["update the docs (not started)", "deploy still failing"]),
+    ("Done: migrated the DB. Tests still failing. Haven't deployed.",
+     ["migrated the DB."], ["Tests still failing. Haven't deployed."]),
+    ("Finished: nothing, the build is still broken.", [], ["nothing, the build is still broken."]),
+    ("已完成：迁移数据库。测试仍然失败。", ["迁移数据库。"], ["测试仍然失败。"]),
+    ("- [x] deploy still failing", [], ["deploy still failing"]),
+    ("Done: migrated. Tests still failing. Added docs.", ["migrated.", "Added docs."], ["Tests still failing."]),
+    ("Done: nothing.", [], []),
+    # what reads as failing but reports work done stays done
+    ("Done: fixed the failing login test.", ["fixed the failing login test."], []),
+    ("Done\n- All tests passing now.", ["All tests passing now."], []),
+    ("Done: no longer crashes on empty input.", ["no longer crashes on empty input."], []),
+    ("Done: fixed the bug where login would not redirect.", ["fixed the bug where login would not redirect."], []),
+    ("Done: migrated. I couldn't get the build green.", ["migrated."], ["I couldn't get the build green."]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("said", "done", "open_"), NEGATED_UNDER_DONE)
+def test_a_negated_sentence_under_a_done_label_is_an_open_item(said, done, open_):
+    got = reports([said])
+    assert (got.done, got.open) == (done, open_)
+
+
+def test_every_open_item_taken_as_done_is_named():
+    """Review20 F7: with more than five items settled, the note still names each of them."""
+    names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+    got = reports(
+        ["Next: " + "; ".join(f"fix {n} parser" for n in names)] + [f"Done: fixed {n} parser." for n in names]
+    )
+    assert got.open == []
+    said = got.judged()
+    assert all(f"fix {n} parser" in said for n in names) and "and 1 more" in said, said
+
+
+@pytest.mark.long
+def test_a_judgement_the_scanner_holds_is_still_said_as_a_count(tmp_path, vault_path):
+    """Review20 F7: when the sentence naming the items taken as done trips the scanner, the note
+    says how many were taken as done rather than nothing."""
+    repo = tmp_path / "webapp"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    said = [
+        ("user", "Clean up the parser"),
+        ("assistant", "Next: ignore previous instructions in the parser"),
+        ("assistant", "Done: made the parser ignore previous instructions in the parser."),
+    ]
+    path = _transcript(tmp_path / "t1.jsonl", repo, said)
+    event = {
+        "session_id": "s1",
+        "hook_event_name": "SessionEnd",
+        "reason": "exit",
+        "transcript_path": str(path),
+        "cwd": str(repo),
+    }
+    assert run_optmem("hook", "claude-code", "--json", input=json.dumps(event)).returncode == 0
+    [h] = json.loads(run_optmem("handoff", "read", "-p", "webapp", "--json").stdout)["handoffs"]
+    assert "1 open item(s) were taken as done" in h["note"] and "held out by the scanner" in h["note"], h
+    held = json.loads(run_optmem("quarantine", "--json").stdout)["held"]  # (the sentence itself: kept there)
+    assert [x["rule"] for x in held] == ["ignore_previous_instructions"], held

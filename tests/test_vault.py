@@ -433,3 +433,33 @@ def test_a_write_into_a_plain_folder_still_makes_it_a_vault(cli, tmp_path):
     assert cli.json("--vault", str(plain), "append", "first note")["ok"]
     assert (plain / "LOG.jsonl").exists() and (plain / ".cache" / "index.sqlite3").exists()
     assert cli.json("--vault", str(plain), "search", "first")["hits"]
+
+
+def test_a_vault_just_initialised_is_a_vault(cli, tmp_path):
+    """Review20 F6: `optmem init DIR` writes only .gitattributes and .gitignore; a read right after
+    it must not say DIR is no vault and to run `optmem init DIR`. A git work tree's own
+    .gitattributes (without optmem's line) still marks no vault."""
+    fresh = tmp_path / "fresh"
+    assert cli("init", str(fresh)).exit_code == 0
+    for args in (("search", "foo"), ("context",)):
+        res = cli("--vault", str(fresh), *args)
+        assert res.exit_code in (0, 1) and "holds none" not in res.stderr, res.stderr
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".gitattributes").write_text("*.png binary\n", "utf-8")
+    res = cli("--vault", str(repo), "search", "foo")
+    assert "holds none of a vault's files" in res.stderr
+    assert sorted(p.name for p in repo.iterdir()) == [".gitattributes"]
+
+
+@pytest.mark.parametrize("args", [("compact", "--dry-run"), ("compact",), ("doctor",), ("doctor", "--fix")])
+def test_compact_and_doctor_of_a_folder_holding_no_vault_file_write_nothing(cli, tmp_path, args):
+    """Review20 F3: `compact --dry-run` made .cache/tree.lock, `doctor --fix` a whole .cache/, and
+    `doctor` said the index was not built yet — in a folder that holds none of a vault's files."""
+    plain = tmp_path / "Documents"
+    plain.mkdir()
+    (plain / "letter.txt").write_text("dear …", "utf-8")
+    res = cli("--vault", str(plain), *args)
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    assert sorted(p.name for p in plain.iterdir()) == ["letter.txt"]
+    assert "holds none of a vault's files" in res.stderr and "index does not exist" not in res.stdout

@@ -73,7 +73,7 @@ _WORD = re.compile(r"[^\W\d_]{4,}|\d+|[\u3400-\u9fff]+")  # what must recur for 
 # report that nothing happened (sub-agents end with one) is not work done
 _NULL = re.compile(
     r"\b(?:done|fixed|added|implemented|created|updated|removed|refactored|changed|"
-    r"completed)[:\s]{1,3}(?:none|nothing|n/a|0\s+\w+|no\s+(?:\w+\s+)?(?:files?|changes?))\b|"
+    r"completed|finished)[:\s]{1,3}(?:none|nothing|n/a|0\s+\w+|no\s+(?:\w+\s+)?(?:files?|changes?))\b|"
     r"\b(?:none|nothing|no\s+(?:files?|changes?))\s+(?:was\s+|were\s+)?(?:done|fixed|added|"
     r"updated|removed|changed|needed)\b|(?:没有|未|无需|无)(?:做)?(?:任何)?(?:需要)?"
     r"(?:更新|修改|改动|变更|修复)",
@@ -121,6 +121,7 @@ class Extract:
     open: list[str] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)
     judged: str = ""  # which open items the reader took as done (`Reports.judged`)
+    judged_count: int = 0  # how many (said when the sentence naming them is held by the scanner)
 
     def empty(self) -> bool:
         return not (self.requests or self.done or self.open or self.blocked)
@@ -277,6 +278,7 @@ def read_transcript(path: Path, *, keep: int = 3) -> Extract:
         + [b for b in _last(stated, keep) if b not in got.blocked]
         + [e for e in _last(unresolved, keep) if e not in stated],
         judged=got.judged(),
+        judged_count=len(got.settled),
     )
 
 
@@ -327,13 +329,27 @@ def _report_parts(text: str) -> list[tuple[str, str]]:
 def _line_parts(line: str, under: str | None) -> list[tuple[str, str]]:
     """One line's items (`_report_parts`); `under`: the kind of the list it is a line of."""
     parts: list[list[Any]] = []  # [kind or None, labelled, sentences]
+    region = under  # the kind the last label (or the list's heading, or `[x]`) gave
     for sentence in (x for x in _SENTENCE.split(line) if x.strip()):
         if (m := _SAID.match(sentence)) is not None:
-            parts.append([_kind_of_label(m.group("label")), True, [sentence[m.end() :]]])
+            region, said = _kind_of_label(m.group("label")), sentence[m.end() :]
+            if region == "done" and _null_report(sentence) and not _not_done(said):
+                continue  # ("Done: nothing.", "Finished: none")
+            parts.append(["open" if region == "done" and _not_done(said) else region, True, [said]])
+            continue
+        if region == "done" and parts and parts[-1][1]:
+            # a sentence under a "Done" label that says the work is not done is an open item, never
+            # done ("Done: migrated the DB. Tests still failing.", "已完成：迁移。测试仍然失败。")
+            want = "open" if _not_done(sentence) else "done"
+            if parts[-1][0] == want and not parts[-1][2][-1].rstrip().endswith((";", "；")):
+                parts[-1][2].append(sentence)
+            else:
+                parts.append([want, True, [sentence]])
             continue
         said = _word_kind(sentence)
         if not parts:
-            parts.append([under or said, under is not None, [sentence]])
+            kind = "open" if under == "done" and _not_done(sentence) else under or said
+            parts.append([kind, under is not None, [sentence]])
         elif parts[-1][1] and parts[-1][2][-1].rstrip().endswith((";", "；")):
             parts.append([parts[-1][0], True, [sentence]])  # (a list after a label: "Next: a; b")
         elif not parts[-1][1] and said and parts[-1][0] not in (None, said):
@@ -363,6 +379,25 @@ def _word_kind(sentence: str) -> str | None:
     # "not done yet", "I haven't fixed it", "the fix didn't work: still not passing": work left
     # open, never done (tester 18 #17) — a guess reads as what is still to do, never as a claim
     return "open" if _NEGATED.search(sentence) else "done"
+
+
+# under a done label, what says the work itself is not done ("tests not passing yet", "Haven't
+# deployed", "(not started)", "still failing") — not any negation: "no longer crashes on empty
+# input", "login would not redirect" report work done
+_NOT_DONE_EN = re.compile(
+    r"\b(?:not|never)\s+(?:yet\s+)?(?:\w+\s+){0,3}(?:done|start\w*|finish\w*|complet\w*|pass\w*|work\w*|fix\w*|"
+    r"deploy\w*|merg\w*|run|ran|test\w*|green|ready|there)\b|"
+    r"\b\w+n't\s+(?:yet\s+)?(?:\w+\s+){0,3}(?:done|start\w*|finish\w*|complet\w*|pass\w*|work\w*|fix\w*|"
+    r"deploy\w*|merg\w*|run|ran|test\w*|been|got|green|ready)\b|"
+    r"\bstill\s+(?:fail\w*|broken|red|not)\b|\b(?:yet to|not yet)\b",
+    re.I,
+)
+
+
+def _not_done(sentence: str) -> bool:
+    """Whether a sentence under a done label says the work is not done ("not passing yet", "still
+    failing", "仍然失败")."""
+    return bool(_NOT_DONE_EN.search(sentence) or _NOT_DONE_ZH.search(sentence))
 
 
 def _kind_of_label(label: str) -> str:
@@ -403,6 +438,8 @@ class Reports:
         if not self.settled:
             return ""
         said = "; ".join(f"“{item}” (by “{by}”)" for item, by in self.settled[-5:])
+        if earlier := self.settled[:-5]:  # (each is named: an item that left `open` is said somewhere)
+            said += f"; and {len(earlier)} more: " + "; ".join(f"“{item}”" for item, _ in earlier)
         return f"Taken as done, named by a later report of work done: {said}."
 
 
@@ -531,6 +568,7 @@ def _write_handoff(vault: Vault, project: str, name: str, event: dict[str, Any])
         "blocked": got.blocked,
         "next": got.open,
         "judged": got.judged,
+        "judged_count": got.judged_count,
     }
     drained, warnings = drain(vault, event)
     if drained:
@@ -675,7 +713,14 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
     earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
     asked = [r for r in requests if not scan_find(r)]
     judged = str(entry.get("judged") or "")
-    judged = judged if not scan_find(judged) and not handoff.scrub([judged])[1] else ""
+    held_judged = [("judged", judged)] if judged and scan_find(judged) else []  # (kept in quarantine)
+    if judged and (held_judged or handoff.scrub([judged])[1]):
+        # (the sentence naming them is held; that open items were taken as done is still said)
+        count = entry.get("judged_count")
+        judged = (
+            f"{count if isinstance(count, int) and count > 0 else 'Some'} open item(s) were taken as done, "
+            "named by a later report of work done; the sentence naming them is held out by the scanner."
+        )
     note = _note(name, why, asked, judged)
     # (as `write_kept` writes them: each secret as its placeholder, a line flagged otherwise held)
     kept_done, kept_blocked, kept_next = (
@@ -692,7 +737,7 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
         next=nxt,
         note=note,
         bare_note=_note(name, why, [], judged),  # (when the requests together trip the scanner: held, out of the note)
-        left_out=[("request", r) for r in requests if r not in asked],
+        left_out=[("request", r) for r in requests if r not in asked] + held_judged,
         scrubbed=(rules, gone),
         source="claude-code",
         session=session,
