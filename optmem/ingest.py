@@ -34,7 +34,17 @@ from optmem.record import (
     parse_line,
     place,
 )
-from optmem.schema import ID_TIME_SQL, INSERT_REC, LINE_FIELDS, SCHEMA, Row, line_values
+from optmem.schema import (
+    ID_TIME_SQL,
+    INSERT_REC,
+    LINE_FIELDS,
+    SCHEMA,
+    SPLIT_DIRTY,
+    SPLIT_DONE,
+    SPLIT_SAY,
+    Row,
+    line_values,
+)
 from optmem.stdlib import sqlite3
 from optmem.value import NamedTuple, Value
 
@@ -530,6 +540,8 @@ def consume(
     total = sum(state.size - int(known.get(name, {}).get("done", 0)) for name, _, state in todo)
     read = 0
     with conn, worker_pool(workers) as pool:
+        # the split keys the lines touch are said once, at the end (`schema.SPLIT_SAY`), not once a row
+        conn.execute("INSERT OR IGNORE INTO split_hold VALUES (1)")
         for name, path, state in todo:
             seen = known.get(name) or {"sid": 1 + max((k["sid"] for k in known.values()), default=-1)}
             sid = seen["sid"]
@@ -565,12 +577,24 @@ def consume(
             "squares": str(totals[2]),
             "turns": str(totals[3]),
         }
+        say_split(conn)
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", new_meta.items())
         if hold is not None and kept:
             hold(conn, kept)
     if progress:
         progress(total, total)
     return kept
+
+
+def say_split(conn: sqlite3.Connection) -> None:
+    """Say again, once each, the split keys (`split`) the rows changed while `split_hold` held the
+    triggers touched, and let the triggers say each change as it comes again."""
+    drop, group = SPLIT_SAY
+    for key, project in conn.execute(SPLIT_DIRTY).fetchall():
+        conn.execute(drop, (key, project))
+        conn.execute(group, (key, project))
+    conn.execute(SPLIT_DONE[0])
+    conn.execute(SPLIT_DONE[1])
 
 
 _LOWER = "id != upper(id)"  # (the WHERE of the indexes on ids written in lower case: a literal, so they apply)

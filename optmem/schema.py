@@ -29,7 +29,7 @@ from optmem.value import Annotated, NamedTuple
 # 39: a pending guess or an inference supersedes no stated record, by a correction's link or on-similar (review 18)
 # 40: what a keyed value says kept (`said`), and the keys whose current values differ between domains kept as
 # records come in (`split`, its triggers): a session start reads them, not every keyed row
-SCHEMA = "optmem-index-40"
+SCHEMA = "optmem-index-41"
 
 
 class Col(NamedTuple):
@@ -194,6 +194,10 @@ CREATE VIRTUAL TABLE fts_red USING fts5(body, content='', tokenize="{TOKENIZE}")
 -- values stops being current with time (expires, goes cold), `domains` (JSON) those holding one
 CREATE TABLE split(key TEXT NOT NULL, project TEXT, since REAL NOT NULL, until REAL, domains TEXT NOT NULL);
 CREATE INDEX split_key ON split(key, project);
+-- while a catch-up runs (a row in `split_hold`, inside its transaction) the triggers only note the
+-- keys they touch in `split_dirty`; the catch-up says each of them once at its end (`SPLIT_DRAIN`)
+CREATE TABLE split_hold(one INTEGER PRIMARY KEY);
+CREATE TABLE split_dirty(key TEXT NOT NULL, project TEXT, UNIQUE(key, project));
 """
 # when a record was last used — written, said again or recalled (not shown by context): what
 # `context` lists the recent records by (ties: later in the log first), through the index
@@ -234,10 +238,17 @@ CREATE INDEX rec_cold ON rec(cold) WHERE cold IS NOT NULL;
 # only (`view.STATUS_RULES`: it goes cold, it expires — `_OUT`, when); until then the row is the
 # answer, after it the key's values are read again (`facts.split_heads`). A value that stops
 # standing otherwise (corrected, forgotten, …) changes its row: the triggers say the key again.
-_STANDS = (
-    f"key IS NOT NULL AND NOT (key >= 'hot:' AND key < 'hot;') AND sup IS NULL AND ksup IS NULL "
-    f"AND forgotten = 0 AND state = 0 AND kind != '{MEMORY}'"
-)
+
+
+def _stands(row: str = "") -> str:
+    """Whether a row counts in its key's group (`row` is "", "OLD." or "NEW." in a trigger)."""
+    return (
+        f"{row}key IS NOT NULL AND NOT ({row}key >= 'hot:' AND {row}key < 'hot;') AND {row}sup IS NULL "
+        f"AND {row}ksup IS NULL AND {row}forgotten = 0 AND {row}state = 0 AND {row}kind != '{MEMORY}'"
+    )
+
+
+_STANDS = _stands()
 _LIVE = "(NOT (held != 0 AND released = 0) AND retired = 0 AND NOT (pending != 0 AND confirmed = 0))"
 _COOLS = (
     "(CASE WHEN cold IS NOT NULL AND cold > max(coalesce(wrote, ts, 0), coalesce(seen, 0), coalesce(touched, 0), "
@@ -258,6 +269,16 @@ _SAY_AGAIN = (
     "DELETE FROM split WHERE key = NEW.key AND project IS NEW.project; "
     "INSERT INTO split " + SPLIT_GROUP.format(where="key = NEW.key AND project IS NEW.project") + ";"
 )
+_NOTE = "INSERT OR IGNORE INTO split_dirty VALUES (NEW.key, NEW.project);"
+_HELD = "EXISTS (SELECT 1 FROM split_hold)"
+# the end of a catch-up: each key its rows' changes touched (`split_dirty`) said once, then the
+# triggers say each change again as it comes (`split_hold` emptied)
+SPLIT_DIRTY = "SELECT DISTINCT key, project FROM split_dirty"
+SPLIT_SAY = (
+    "DELETE FROM split WHERE key = ? AND project IS ?",
+    "INSERT INTO split " + SPLIT_GROUP.format(where="key = ? AND project IS ?"),
+)
+SPLIT_DONE = ("DELETE FROM split_dirty", "DELETE FROM split_hold")
 # what changes whether a value stands, is current, when it stops being current, or what it says
 _WATCHED = (
     "sup, ksup, forgotten, held, released, retired, pending, confirmed, expires, cold, wrote, seen, touched, "
@@ -266,7 +287,16 @@ _WATCHED = (
 # made after a build has filled `split` in one pass (`SPLIT_FILL`): a build's rows are not said one by one
 SPLIT_FILL = "INSERT INTO split " + SPLIT_GROUP.format(where="1")
 _KEYED = "NEW.key IS NOT NULL AND NOT (NEW.key >= 'hot:' AND NEW.key < 'hot;')"
+# A row counts in its key's group only while it stands: a change to a row that stands neither
+# before nor after changes no group and says nothing again. Each new value of a key re-points every
+# older version's `ksup` to the new head (and a sweep or a read stamps rows): saying the whole key
+# again for each of those rows made one append to a key of N versions N regroups of N rows.
+_COUNTS = f"({_stands('OLD.')}) OR ({_stands('NEW.')})"
+_IN = _stands("NEW.")
+_UP = f"{_KEYED} AND ({_COUNTS})"
 SPLIT_TRIGGERS = f"""
-CREATE TRIGGER split_in AFTER INSERT ON rec WHEN {_KEYED} BEGIN {_SAY_AGAIN} END;
-CREATE TRIGGER split_up AFTER UPDATE OF {_WATCHED} ON rec WHEN {_KEYED} BEGIN {_SAY_AGAIN} END;
+CREATE TRIGGER split_in AFTER INSERT ON rec WHEN {_IN} AND NOT {_HELD} BEGIN {_SAY_AGAIN} END;
+CREATE TRIGGER split_up AFTER UPDATE OF {_WATCHED} ON rec WHEN {_UP} AND NOT {_HELD} BEGIN {_SAY_AGAIN} END;
+CREATE TRIGGER split_in_held AFTER INSERT ON rec WHEN {_IN} AND {_HELD} BEGIN {_NOTE} END;
+CREATE TRIGGER split_up_held AFTER UPDATE OF {_WATCHED} ON rec WHEN {_UP} AND {_HELD} BEGIN {_NOTE} END;
 """

@@ -286,3 +286,84 @@ def test_fitting_a_block_renders_each_part_once_however_many_items_it_cuts():
     assert block.omitted["records"] == 3000 and block.omitted["conflicts"] > 250
     assert block.chars <= 1200 and "and " in block.sections[1]["summary"]
     assert len(renders) <= 2 * len(sections)
+
+
+def _versions(vault: Vault, first: int, count: int, project: str | None = None) -> None:
+    """`count` values of one key written as lines of the log, alternating domains a and b."""
+    lines = []
+    for i in range(first, first + count):
+        ts = f"2026-05-{1 + i // 1440:02d}T{i // 60 % 24:02d}:{i % 60:02d}:00Z"
+        line = {"v": 1, "ts": ts, "domain": "ab"[i % 2], "kind": "note", "tier": "normal", "origin": "agent"}
+        line |= {"text": f"deploy status is step {i}", "key": "deploy.status", "project": project}
+        lines.append(json.dumps(line) + "\n")
+    with open(vault.root / "LOG.jsonl", "a", encoding="utf-8") as f:
+        f.write("".join(lines))
+
+
+def _regroups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts each time a key is said again in the index's `split` table (a row taken out of it)."""
+    from optmem import index
+
+    said: list[int] = []
+    connect = index._connect
+
+    def counted(path: Any) -> Any:
+        conn = connect(path)
+        conn.create_function("said_again", 0, lambda: said.append(1))
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'split'").fetchone():
+            conn.execute("CREATE TEMP TRIGGER said AFTER DELETE ON main.split BEGIN SELECT said_again(); END")
+        return conn
+
+    monkeypatch.setattr(index, "_connect", counted)
+    return said
+
+
+@pytest.mark.parametrize("versions", [20, 400])
+def test_a_new_value_says_its_key_again_once_however_many_versions_it_has(vault, monkeypatch, versions):
+    """A new value of a key re-points every older version; the split table says the key again a
+    fixed number of times for it, not once for each version (which made an append to a key of
+    thousands of versions take seconds under the vault's lock) — and says what a build says."""
+    from optmem import facts
+    from optmem.index import open_index
+
+    (vault.root / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    vault = Vault(vault.root)
+    _versions(vault, 0, versions)
+    with open_index(vault):
+        pass
+    said = _regroups(monkeypatch)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
+    put(vault, "deploy status is final", key="deploy.status", domain="a")
+    assert 1 <= len(said) <= 3  # (20 versions and 400: the same few)
+    now = clock.now().timestamp()
+    with open_index(vault) as idx:
+        kept, want = facts.split_names(idx, now), _reference(idx, now)
+    with open_index(vault, rebuild=True) as idx:
+        built = facts.split_names(idx, now)
+    assert kept == want == built == [("deploy.status", None, frozenset({"a", "b"}))]
+
+
+def test_a_catch_up_of_many_values_of_one_key_says_it_once_as_a_build_does(vault, monkeypatch):
+    """Hundreds of values of keys come in at once (another clone's lines): each key is said again
+    once, at the end of the catch-up, and the split table says what every value read and a build
+    say — for a key of no project, one of a project, and after values that agree again."""
+    from optmem import facts
+    from optmem.index import open_index
+
+    (vault.root / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
+    vault = Vault(vault.root)
+    _versions(vault, 0, 10)
+    with open_index(vault):
+        pass
+    said = _regroups(monkeypatch)
+    _versions(vault, 10, 300)
+    _versions(vault, 0, 301, project="webapp")
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-01T00:00:00Z")
+    now = clock.now().timestamp()
+    with open_index(vault) as idx:
+        kept, want = facts.split_names(idx, now), _reference(idx, now)
+    assert len(said) <= 2  # (one for the key that was split before; none a row)
+    with open_index(vault, rebuild=True) as idx:
+        built = facts.split_names(idx, now)
+    assert kept == want == built
+    assert {(k, p) for k, p, _ in kept} == {("deploy.status", None), ("deploy.status", "webapp")}
