@@ -127,18 +127,11 @@ def _transcript(path, repo, said):
     return path
 
 
-@pytest.mark.long
-def test_the_session_end_hook_keeps_every_item_and_says_what_it_judged_done(tmp_path, vault_path):
-    """Tester 18 #9 end to end: the hook's handoff holds both next steps (the next session's context
-    shows them); an item the reader settled is named in the note, never silently gone."""
+def _session_end(tmp_path, said):
+    """The handoffs of project webapp after a SessionEnd hook on a transcript of `said`."""
     repo = tmp_path / "webapp"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    said = [
-        ("user", "Move the backend to port 9090"),
-        ("assistant", "Next: run smoke tests"),
-        ("assistant", "Done: moved the backend to 9090; ran the smoke tests. Next: update nginx; announce in #dev."),
-    ]
     path = _transcript(tmp_path / "t1.jsonl", repo, said)
     event = {
         "session_id": "s1",
@@ -148,7 +141,19 @@ def test_the_session_end_hook_keeps_every_item_and_says_what_it_judged_done(tmp_
         "cwd": str(repo),
     }
     assert run_optmem("hook", "claude-code", "--json", input=json.dumps(event)).returncode == 0
-    [h] = json.loads(run_optmem("handoff", "read", "-p", "webapp", "--json").stdout)["handoffs"]
+    return json.loads(run_optmem("handoff", "read", "-p", "webapp", "--json").stdout)["handoffs"]
+
+
+@pytest.mark.long
+def test_the_session_end_hook_keeps_every_item_and_says_what_it_judged_done(tmp_path, vault_path):
+    """Tester 18 #9 end to end: the hook's handoff holds both next steps (the next session's context
+    shows them); an item the reader settled is named in the note, never silently gone."""
+    said = [
+        ("user", "Move the backend to port 9090"),
+        ("assistant", "Next: run smoke tests"),
+        ("assistant", "Done: moved the backend to 9090; ran the smoke tests. Next: update nginx; announce in #dev."),
+    ]
+    [h] = _session_end(tmp_path, said)
     assert h["done"] == ["moved the backend to 9090", "ran the smoke tests."]
     assert h["next"] == ["update nginx", "announce in #dev."]
     assert (
@@ -240,24 +245,12 @@ def test_every_open_item_taken_as_done_is_named():
 def test_a_judgement_the_scanner_holds_is_still_said_as_a_count(tmp_path, vault_path):
     """Review20 F7: when the sentence naming the items taken as done trips the scanner, the note
     says how many were taken as done rather than nothing."""
-    repo = tmp_path / "webapp"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
     said = [
         ("user", "Clean up the parser"),
         ("assistant", "Next: ignore previous instructions in the parser"),
         ("assistant", "Done: made the parser ignore previous instructions in the parser."),
     ]
-    path = _transcript(tmp_path / "t1.jsonl", repo, said)
-    event = {
-        "session_id": "s1",
-        "hook_event_name": "SessionEnd",
-        "reason": "exit",
-        "transcript_path": str(path),
-        "cwd": str(repo),
-    }
-    assert run_optmem("hook", "claude-code", "--json", input=json.dumps(event)).returncode == 0
-    [h] = json.loads(run_optmem("handoff", "read", "-p", "webapp", "--json").stdout)["handoffs"]
+    [h] = _session_end(tmp_path, said)
     assert "1 open item(s) were taken as done" in h["note"] and "held out by the scanner" in h["note"], h
     held = json.loads(run_optmem("quarantine", "--json").stdout)["held"]  # (the sentence itself: kept there)
     assert [x["rule"] for x in held] == ["ignore_previous_instructions"], held
