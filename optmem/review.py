@@ -306,6 +306,24 @@ def _releasable_unheld(idx: Any, row: Any) -> None:
         )
 
 
+def _releasable(idx: Any, row: Any) -> bool:
+    """Whether `row` is a held record a release would free: False when it was released before;
+    refused when it is a bookkeeping line, was never held (nor blocked on read), or was forgotten."""
+    log.refuse_bookkeeping(idx, row, "release")
+    if not row.held:
+        _releasable_unheld(idx, row)
+    if row.released:
+        return False
+    if row.forgotten:  # (dropped already: releasing it would show its words to no purpose)
+        raise NotApplicable(
+            f"{row.id} was forgotten while it was held; nothing to release — `optmem restore "
+            f"{row.id[-8:]}` first if it was forgotten by mistake; nothing was written",
+            code="not_held",
+            id=row.id,
+        )
+    return True
+
+
 def refuse_agent_release(ref: str, origin: str | None) -> None:
     """A release by anyone but a person (`origin` user) is refused, `needs_person`
     (`quarantine.refuse_unless_person`, the one person check)."""
@@ -326,21 +344,16 @@ def release(vault: Vault, ref: str, *, source: str | None = None, origin: str | 
     or a bookkeeping line, is refused. Only a person releases (`origin` user): a record is held
     until a person reviews it, and an agent that could release what it was told would let any
     injection in (a held redline into context as a locked rule) — refused, `needs_person`."""
-    refuse_agent_release(ref, origin)
+    if origin != "user":  # (what is no release to make says so first: an agent is not sent to the user for nothing)
+        with open_index(vault) as idx:
+            row = log.resolve_one(idx, ref)
+            if _releasable(idx, row):
+                refuse_agent_release(ref, origin)
+        return Released("already_released", row.id, None)
 
     def releasing(idx: Any, row: Any, moment: Any) -> Any:
-        log.refuse_bookkeeping(idx, row, "release")
-        if not row.held:
-            _releasable_unheld(idx, row)
-        if row.released:
+        if not _releasable(idx, row):
             return None
-        if row.forgotten:  # (dropped already: releasing it would show its words to no purpose)
-            raise NotApplicable(
-                f"{row.id} was forgotten while it was held; nothing to release — `optmem restore "
-                f"{row.id[-8:]}` first if it was forgotten by mistake; nothing was written",
-                code="not_held",
-                id=row.id,
-            )
         line = log.about(row, moment, RELEASE, source=source, origin=origin)
         vault.list_releases([line.id])  # (under the lock, before the line: `Vault.own_releases`)
         return line

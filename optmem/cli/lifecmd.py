@@ -256,9 +256,10 @@ def quarantine(limit: int, allow_unsafe: bool, json_out: bool) -> None:
 def release(record_id: str, source: str | None, origin: str | None, json_out: bool) -> None:
     """Release a record held in quarantine: you reviewed it, it is fine.
 
-    Only a person releases: run at a terminal (or with --origin user); an agent's release is
-    refused (exit 1, needs_person). The release line records who released it. A record
-    released before says so (nothing written); one that was never held is refused (exit 1).
+    Only a person releases: run at a terminal (or with --origin user); an agent's release of a
+    held record is refused (exit 1, needs_person). The release line records who released it. A
+    record released before says so (nothing written); an unknown id (not_found) or a record that
+    was never held (not_held) is refused (exit 1), to an agent as to a person.
     To drop a held record instead: `optmem forget ID`.
 
     \b
