@@ -240,10 +240,15 @@ CREATE INDEX rec_cold ON rec(cold) WHERE cold IS NOT NULL;
 # standing otherwise (corrected, forgotten, …) changes its row: the triggers say the key again.
 
 
+def _keyed(row: str = "") -> str:
+    """Whether a row holds a key of a fact (a hot-memory entry's `hot:` key is none)."""
+    return f"{row}key IS NOT NULL AND NOT ({row}key >= 'hot:' AND {row}key < 'hot;')"
+
+
 def _stands(row: str = "") -> str:
     """Whether a row counts in its key's group (`row` is "", "OLD." or "NEW." in a trigger)."""
     return (
-        f"{row}key IS NOT NULL AND NOT ({row}key >= 'hot:' AND {row}key < 'hot;') AND {row}sup IS NULL "
+        f"{_keyed(row)} AND {row}sup IS NULL "
         f"AND {row}ksup IS NULL AND {row}forgotten = 0 AND {row}state = 0 AND {row}kind != '{MEMORY}'"
     )
 
@@ -286,7 +291,7 @@ _WATCHED = (
 )
 # made after a build has filled `split` in one pass (`SPLIT_FILL`): a build's rows are not said one by one
 SPLIT_FILL = "INSERT INTO split " + SPLIT_GROUP.format(where="1")
-_KEYED = "NEW.key IS NOT NULL AND NOT (NEW.key >= 'hot:' AND NEW.key < 'hot;')"
+_KEYED = _keyed("NEW.")
 # A row counts in its key's group only while it stands: a change to a row that stands neither
 # before nor after changes no group and says nothing again. Each new value of a key re-points every
 # older version's `ksup` to the new head (and a sweep or a read stamps rows): saying the whole key
