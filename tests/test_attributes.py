@@ -6,7 +6,9 @@ through the CLI."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 from test_update_subject import _store as _stored
@@ -16,6 +18,8 @@ from optmem.reading.query import terms_of
 from optmem.text import query_terms
 
 pytestmark = pytest.mark.usefixtures("no_sweep")
+
+REPO = Path(__file__).resolve().parent.parent
 
 FILLERS = (
     "Lunch with the design team on Friday.",
@@ -113,28 +117,67 @@ def test_a_question_that_names_no_attribute_is_searched_as_before(vault, cli, mo
     assert all("attributes" not in h["explain"] for h in on["hits"])
 
 
+def _builder():
+    spec = importlib.util.spec_from_file_location("bench_attributes", REPO / "bench" / "attributes.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_the_lexicon_is_read_as_the_index_reads_text():
     """Every kept term's tokens are what the tokeniser gives it now (the file was built by
-    `bench/attributes.py`; a change of the tokeniser or the stemmer must rebuild it), the first
-    line lists each name's first token, and every group keeps some words."""
-    lines = attributes.PATH.read_text("utf-8").splitlines()
-    header = json.loads(lines[0])
-    groups = [json.loads(line) for line in lines[1:]]
-    assert len(groups) == header["source_groups"] == 394
-    firsts = set()
-    for g in groups:
+    `bench/attributes.py`; a change of the tokeniser or the stemmer must rebuild it), the index
+    line lists each name's first token with where its groups are, and every group keeps some words."""
+    raw = attributes.PATH.read_bytes()
+    header_line, index_line, body = raw.split(b"\n", 2)
+    header = json.loads(header_line)
+    index = json.loads(index_line)
+    assert index.startswith("\t") and index.endswith("\t")
+    listed = {e.split(" ")[0]: [int(o) for o in e.split(" ")[1:]] for e in index.strip("\t").split("\t")}
+    groups = []
+    place = 0
+    for row in body.splitlines(keepends=True):
+        groups.append((place, json.loads(row)))
+        place += len(row)
+    assert len(groups) == header["source_groups"] == 805
+    firsts: dict[str, list[int]] = {}
+    for at, g in groups:
         for part in ("names", "values"):
             terms = [t for t in g[part].split(attributes.SEP) if t]
             tokens = [t.split(" ") for t in g[f"{part}_tokens"].split(attributes.SEP) if t]
             assert len(terms) == len(tokens)
             for term, toks in zip(terms, tokens):
                 assert sorted(toks) == sorted(attributes.content_tokens(term)), term
-                if part == "names":
-                    firsts.add(toks[0])
+                if part == "names" and at not in firsts.setdefault(toks[0], []):
+                    firsts[toks[0]].append(at)
         assert g["names"], g["id"]
-    assert firsts == set(header["triggers"])
+    assert firsts == listed and header["naming_tokens"] == len(listed)
     # the terms removed, by rule, are listed with the reason
     assert "mobile_carrier: AT&T" in header["removed"]["no word of its own"]
+
+
+def test_the_lexicon_is_its_sources_words_and_no_others():
+    """The built lexicon holds the groups of the files written blind (`bench/lexicon/`, merged in
+    the order its header names them) and, of each, every term kept or removed — none added."""
+    header_line, _, body = attributes.PATH.read_bytes().split(b"\n", 2)
+    header = json.loads(header_line)
+    sources = [REPO / "bench" / "lexicon" / name for name in header["sources"]]
+    written = _builder().merged(sources)
+    removed = {
+        item.rsplit(" (", 1)[0] if rule == "too common" else item
+        for rule, items in header["removed"].items()
+        for item in items
+    }
+    built = [json.loads(row) for row in body.splitlines()]
+    assert [g["id"] for g in built] == [g["id"] for g in written]
+    for g, source in zip(built, written):
+        kept = [t for part in ("names", "values") for t in g[part].split(attributes.SEP) if t]
+        terms = [t for field in ("en", "zh", "en_values", "zh_values") for t in source[field]]
+        assert set(kept) <= set(terms)
+        assert {t for t in terms if t not in kept} <= {
+            t.split(": ", 1)[1] for t in removed if t.startswith(g["id"] + ": ")
+        }
 
 
 def test_a_value_counts_only_through_the_attribute_the_question_names():
@@ -167,16 +210,16 @@ def test_a_redline_is_matched_by_the_questions_own_words_only(vault, cli, monkey
     "query", ["Who do I go to for my teeth these days?", "what laptop am I using?", "我的运营商是哪家"]
 )
 def test_a_process_that_searches_once_reads_only_the_groups_its_words_name(monkeypatch, query):
-    """A search run as its own process parses the lexicon's lines that hold one of its words that
-    name a group, not all 394 (~10 ms): what it finds is what the whole lexicon gives."""
+    """A search run as its own process parses only the groups its words name (the index line says
+    where they are), not all of them: what it finds is what the whole lexicon gives."""
     terms = terms_of(query)
     monkeypatch.setattr(attributes, "_lexicon", None)
     monkeypatch.setattr(attributes, "_partial", False)
-    part = attributes._read(frozenset(terms) & attributes._read_triggers())
-    assert 0 < len(part.groups) < 60 and attributes._lexicon is None  # (a part, not kept as the lexicon)
+    part = attributes._read(attributes._naming(frozenset(terms)))
+    assert 0 < len(part.groups) < 30 and attributes._lexicon is None  # (a part, not kept as the lexicon)
     monkeypatch.setattr(attributes, "_partial", False)
     once = attributes.named(terms)
     assert once and attributes._lexicon is None
     whole = attributes.named(terms)  # the second search of the process reads the file whole
-    assert attributes._lexicon is not None and len(attributes._lexicon.groups) > 300
+    assert attributes._lexicon is not None and len(attributes._lexicon.groups) > 800
     assert once == whole
