@@ -254,3 +254,24 @@ def test_a_judgement_the_scanner_holds_is_still_said_as_a_count(tmp_path, vault_
     assert "1 open item(s) were taken as done" in h["note"] and "held out by the scanner" in h["note"], h
     held = json.loads(run_optmem("quarantine", "--json").stdout)["held"]  # (the sentence itself: kept there)
     assert [x["rule"] for x in held] == ["ignore_previous_instructions"], held
+
+
+# one rule reads a negation, with or without a label: it undoes a report only when it negates the
+# work itself ("not done", "haven't fixed", "isn't passing"); a negation inside a report of a fix
+# ("don't flake anymore", "no longer crashes") is the fix, not a failure
+NEGATION_ONE_RULE = [
+    ("Fixed: tests don't flake anymore.", ["Fixed: tests don't flake anymore."], []),
+    ("Fixed the race, so tests don't flake anymore.", ["Fixed the race, so tests don't flake anymore."], []),
+    ("Updated the parser; it no longer crashes on empty input.",
+     ["Updated the parser; it no longer crashes on empty input."], []),
+    ("Done: tests don't flake anymore.", ["tests don't flake anymore."], []),
+    ("I have not added the migration.", [], ["I have not added the migration."]),
+    ("The login page no longer works after the fix.", [], ["The login page no longer works after the fix."]),
+    ("Done: the login page no longer works.", [], ["the login page no longer works."]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("said", "done", "open_"), NEGATION_ONE_RULE)
+def test_a_negation_undoes_a_report_only_when_it_negates_the_work(said, done, open_):
+    got = reports([said])
+    assert (got.done, got.open) == (done, open_)
