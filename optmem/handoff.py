@@ -147,7 +147,10 @@ def write(
             # any written beside it): this one follows them, and none of them is shown beside it
             with _index(vault) as idx:
                 after, newest = _newest(idx, project)
-                extra["after"] = [r.id for r in _heads(idx, project, log.default_domain(vault, domain))]
+                heads = _heads(idx, project, log.default_domain(vault, domain))
+                extra["after"] = [r.id for r in heads if _seen_by(r, session)]
+                if unread := [r.id for r in heads if not _seen_by(r, session)]:
+                    extra["unread"] = unread  # (shown beside it, "written before it, read by no one")
             said = clock.now()
             behind = newest is not None and said.timestamp() < after  # (stamped after it: the clock's time kept)
             if behind:
@@ -220,6 +223,33 @@ def _heads(idx: Any, project: str, domain: str) -> list[Row]:
     return out
 
 
+def _seen_by(row: Row, session: str | None) -> bool:
+    """Whether a handoff a new one of its project and domain is written after was seen before
+    it: shown by `context` or `handoff read` (the MCP tools, a session-start hook: its record's
+    `shown`/`touched`), or written earlier in the same session (`session`: a PreCompact handoff,
+    then the SessionEnd one). One nobody read — another agent's, written a minute before on the
+    same project (tester18 #7) — is not followed: its open items stand beside the new one."""
+    return row.shown is not None or row.touched is not None or bool(session and row.session == session)
+
+
+def seen(vault: Vault, shown: list[Handoff]) -> None:
+    """Record that these handoffs were shown (`handoff read`)."""
+    seen_ids(vault, [h.id for h in shown if h.id])
+
+
+def seen_ids(vault: Vault, shown: list[str]) -> None:
+    """Record that the handoffs of these ids were shown (`context`, `handoff read`): a handoff
+    written after this follows them (`_seen_by`). A read-only vault: they are shown all the
+    same, unrecorded."""
+    from optmem import lifecycle
+
+    ids = [i for i in shown if len(i) == 26]
+    try:
+        lifecycle.touch_ids(vault, ids, "context")
+    except OptmemError:
+        pass
+
+
 def beside(vault: Vault, latest: Handoff, *, show_unsafe: bool = False) -> list[Handoff]:
     """The handoffs of `latest`'s project and domain written beside it (`_heads`: on another
     machine, before a sync — its writer had not seen them), newest first, each with `beside` its
@@ -231,7 +261,10 @@ def beside(vault: Vault, latest: Handoff, *, show_unsafe: bool = False) -> list[
         heads = _heads(idx, latest.project, latest.domain)
         if latest.id not in {r.id for r in heads}:
             return []
-        found = [from_row(idx, r)._replace(beside=latest.id) for r in heads if r.id != latest.id]
+        top = idx.by_id(latest.id)
+        unread = idx.record(top).extra.get("unread") if top is not None else None
+        unread = set(unread) if isinstance(unread, list) else set()
+        found = [from_row(idx, r)._replace(beside=latest.id, unread=r.id in unread) for r in heads if r.id != latest.id]
     return [h if show_unsafe else h.shown() for h in found]
 
 
