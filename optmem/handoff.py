@@ -9,6 +9,7 @@ The file's format is `handoff_file`'s.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from optmem import clock, fsio, log, record, view
 from optmem import meta as metamod
@@ -21,6 +22,7 @@ from optmem.vault import NAME_RE, Vault, validate_name
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
@@ -733,6 +735,43 @@ def write_kept(
             break
     held, told = _hold_left(vault, project, left, source=source, session=session, said_at=said_at, origin=origin)
     return h, held, secrets_told(host_handoff(source, session), rules, gone) + told
+
+
+class SessionNote(NamedTuple):
+    """A host's handoff note made of its parts (`session_note`), as `write_kept` takes it."""
+
+    note: str  # every part that passes the scanner
+    bare: str  # the note without the requests (when the requests read together trip the scanner)
+    left_out: list[tuple[str, str]]  # (what, text): each part the scanner flags, held alone
+    scrubbed: tuple[list[str], int]  # the secrets taken out of the requests: their rules, lines left out
+
+
+def session_note(
+    requests: list[str],
+    judged: str,
+    judged_count: int | None,
+    note_of: Callable[[list[str], str], str],
+) -> SessionNote:
+    """The note of a handoff an agent host draws from a session (the Claude Code hook, Hermes'
+    `on_session_end`: one path), from its parts — the user's requests (the goal first) and the
+    reader's judgement of which open items a later report settled (`Reports.judged`) — each
+    checked alone: a request the scanner flags is held in quarantine by itself (`left_out`) and
+    the note keeps the others; a flagged judgement is held and the note says only how many items
+    were taken as done. A secret in a request reads as its placeholder (`scrub`). `note_of`:
+    the host's wording of the note from the requests kept and the judgement."""
+    requests, rules, gone = scrub(requests)
+    asked = [r for r in requests if not scan.find(r)]
+    left = [("request", r) for r in requests if r not in asked]
+    if judged and scan.find(judged):
+        left.append(("judged", judged))
+    if judged and (left[-1:] == [("judged", judged)] or scrub([judged])[1]):
+        # (the sentence naming them is held; that open items were taken as done is still said)
+        count = judged_count if isinstance(judged_count, int) and judged_count > 0 else "Some"
+        judged = (
+            f"{count} open item(s) were taken as done, named by a later report of work done; "
+            "the sentence naming them is held out by the scanner."
+        )
+    return SessionNote(note_of(asked, judged), note_of([], judged), left, (rules, gone))
 
 
 def host_handoff(source: str, session: str | None) -> str:

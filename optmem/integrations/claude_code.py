@@ -718,26 +718,21 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
     name, project = str(entry["event"]), str(entry["project"])
     session = entry.get("session") if isinstance(entry.get("session"), str) else None
     why = str(entry.get("why") or "")
-    requests, rules, gone = handoff.scrub([str(r) for r in entry.get("requests") or []])  # (a secret: out, said)
     done, blocked, nxt = ([str(i) for i in entry.get(k) or []] for k in ("done", "blocked", "next"))
     earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
-    asked = [r for r in requests if not scan_find(r)]
-    judged = str(entry.get("judged") or "")
-    held_judged = [("judged", judged)] if judged and scan_find(judged) else []  # (kept in quarantine)
-    if judged and (held_judged or handoff.scrub([judged])[1]):
-        # (the sentence naming them is held; that open items were taken as done is still said)
-        count = entry.get("judged_count")
-        judged = (
-            f"{count if isinstance(count, int) and count > 0 else 'Some'} open item(s) were taken as done, "
-            "named by a later report of work done; the sentence naming them is held out by the scanner."
-        )
-    note = _note(name, why, asked, judged)
+    count = entry.get("judged_count")
+    said = handoff.session_note(  # (each request and the judgement checked alone: a flagged one held by itself)
+        [str(r) for r in entry.get("requests") or []],
+        str(entry.get("judged") or ""),
+        count if isinstance(count, int) else None,
+        lambda asked, judged: _note(name, why, asked, judged),
+    )
     # (as `write_kept` writes them: each secret as its placeholder, a line flagged otherwise held)
     kept_done, kept_blocked, kept_next = (
         [i for i in handoff.scrub(items)[0] if not scan_find(i)] for items in (done, blocked, nxt)
     )
-    said = note if not scan_find(note) else _note(name, why, [], judged)
-    if earlier and _same(earlier[0][1], kept_done, kept_blocked, kept_next, said):
+    note = said.note if not scan_find(said.note) else said.bare
+    if earlier and _same(earlier[0][1], kept_done, kept_blocked, kept_next, note):
         return {"event": name, "project": project, "handoff": earlier[0][0], "status": "unchanged"}
     h, held, warnings = handoff.write_kept(
         vault,
@@ -745,10 +740,10 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
         done=done,
         blocked=blocked,
         next=nxt,
-        note=note,
-        bare_note=_note(name, why, [], judged),  # (when the requests together trip the scanner: held, out of the note)
-        left_out=[("request", r) for r in requests if r not in asked] + held_judged,
-        scrubbed=(rules, gone),
+        note=said.note,
+        bare_note=said.bare,  # (when the requests together trip the scanner: held, out of the note)
+        left_out=said.left_out,
+        scrubbed=said.scrubbed,
         source="claude-code",
         session=session,
         said_at=said_at,
