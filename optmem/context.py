@@ -743,12 +743,9 @@ def build(
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)
-    shown = [i for s in sections if s.name in ("facts", "records", "found") for i in s.ids[: len(s.items)]]
-    read = [i for s in sections if s.name == "handoff" for i in s.ids[: len(s.items)] if i]
-    if read:  # a handoff the session starts with was read: one written after it follows it (`handoff.seen`)
-        from optmem import handoff
-
-        handoff.seen_ids(vault, read)
+    # (and each handoff it shows was read: one written after it follows it — `handoff._seen_by`)
+    shown = [i for s in sections if s.name in ("facts", "records", "found", "handoff") for i in s.ids[: len(s.items)]]
+    shown = [i for i in shown if i]
     if shown:  # what a session starts with was recalled: it stays warm
         from optmem import lifecycle
         from optmem.errors import OptmemError

@@ -235,17 +235,12 @@ def _seen_by(row: Row, session: str | None) -> bool:
 
 
 def seen(vault: Vault, shown: list[Handoff]) -> None:
-    """Record that these handoffs were shown (`handoff read`)."""
-    seen_ids(vault, [h.id for h in shown if h.id])
-
-
-def seen_ids(vault: Vault, shown: list[str]) -> None:
-    """Record that the handoffs of these ids were shown (`context`, `handoff read`): a handoff
-    written after this follows them (`_seen_by`). A read-only vault: they are shown all the
-    same, unrecorded."""
+    """Record that these handoffs were shown (`handoff read`; `context` records what it shows
+    as one recall): a handoff written after this follows them (`_seen_by`). A read-only vault:
+    they are shown all the same, unrecorded."""
     from optmem import lifecycle
 
-    ids = [i for i in shown if len(i) == 26]
+    ids = [h.id for h in shown if h.id and len(h.id) == 26]  # (a HANDOFF.md typed by hand names none)
     try:
         lifecycle.touch_ids(vault, ids, "context")
     except OptmemError:
@@ -263,7 +258,7 @@ def beside(vault: Vault, latest: Handoff, *, show_unsafe: bool = False) -> list[
         heads = _heads(idx, latest.project, latest.domain)
         if latest.id not in {r.id for r in heads}:
             return []
-        top = idx.by_id(latest.id)
+        top = idx.by_id(latest.id) if len(heads) > 1 else None
         unread = idx.record(top).extra.get("unread") if top is not None else None
         unread = set(unread) if isinstance(unread, list) else set()
         found = [from_row(idx, r)._replace(beside=latest.id, unread=r.id in unread) for r in heads if r.id != latest.id]
