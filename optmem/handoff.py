@@ -9,7 +9,6 @@ The file's format is `handoff_file`'s.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from optmem import clock, fsio, log, record, view
 from optmem import meta as metamod
@@ -18,6 +17,7 @@ from optmem.handoff_file import SECTIONS, Handoff, from_row, names_sections, par
 from optmem.record import HANDOFF
 from optmem.safety import scan
 from optmem.settings import MAX_COUNT
+from optmem.value import Value
 from optmem.vault import NAME_RE, Vault, validate_name
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
@@ -732,7 +732,7 @@ def write_kept(
     return h, held, secrets_told(host_handoff(source, session), rules, gone) + told
 
 
-class SessionNote(NamedTuple):
+class SessionNote(Value):
     """A host's handoff note made of its parts (`session_note`), as `write_kept` takes it."""
 
     note: str  # every part that passes the scanner
