@@ -457,12 +457,17 @@ def _outdated(
         return out
 
 
-def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]) -> list[tuple[str, list[str]]]:
-    """(title, items) of the project's latest handoff — of `domain` first, if given — then the
-    latest of each other domain that wrote one, newest first (`handoff.latest_per_domain`: neither
-    another agent's handoff nor `--domain` hides an agent's open items). For a HANDOFF.md that
-    cannot be read, a line saying so (the rest of the block still comes) and a warning for the
-    caller — one bad handoff costs its own line, nothing more."""
+def _handoff(
+    vault: Vault, project: str, domain: str | None, warnings: list[str]
+) -> list[tuple[str, list[str], list[str]]]:
+    """(title, items, the handoff id behind each item) of the project's latest handoff — of
+    `domain` first, if given — then the latest of each other domain that wrote one, newest first
+    (`handoff.latest_per_domain`: neither another agent's handoff nor `--domain` hides an agent's
+    open items). A handoff of the same domain written before the latest that no one had read
+    when the latest was written (`Handoff.unread`: another session's, tester18 #7) has its open
+    items in the latest's part, said so; one written beside it on another machine has a part of
+    its own. For a HANDOFF.md that cannot be read, a line saying so (the rest of the block still
+    comes) and a warning for the caller — one bad handoff costs its own line, nothing more."""
     from optmem import handoff
 
     try:
@@ -476,15 +481,22 @@ def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]
             (
                 f"Latest handoff — {project}",
                 [f"- [{why}; the latest handoff is missing here — tell the user (`optmem doctor` names the problem)]"],
+                [],
             )
         ]
-    out: list[tuple[str, list[str]]] = []
+    out: list[tuple[str, list[str], list[str]]] = []
     for h in found:
         # what to do next matters most to the next session, so it comes first (and is cut last)
         items = [f"- next: {_line(i)}" for i in h.next] + [f"- blocked: {_line(i)}" for i in h.blocked]
+        if h.beside and h.unread and out and items:  # (its open items: in the part of the latest it came before)
+            by = " (an agent's)" if h.origin == "agent" else ""
+            said = UNREAD.format(id=_id(h.id or ""), time=_line(h.time), by=by)
+            out[-1][1].extend([said, *items])
+            out[-1][2].extend([h.id or ""] * (len(items) + 1))
+            continue
         if h.beside:  # written beside the latest, on another machine (`handoff.beside`): its open items
             title = TITLES["handoff_beside"].format(project=project, time=_line(h.time), id=_id(h.beside))
-            out.append((title + (BY_AGENT if h.origin == "agent" else ""), items))
+            out.append((title + (BY_AGENT if h.origin == "agent" else ""), items, [h.id or ""] * len(items)))
             continue
         items += [f"- done: {_line(i)}" for i in h.done]
         if h.note:
@@ -493,8 +505,16 @@ def _handoff(vault: Vault, project: str, domain: str | None, warnings: list[str]
             title = TITLES["handoff_domain"].format(project=project, domain=_line(h.domain), time=_line(h.time))
         else:
             title = TITLES["handoff"].format(project=project, time=_line(h.time))
-        out.append((title + (" (edited by hand)" if h.edited else BY_AGENT if h.origin == "agent" else ""), items))
+        title += " (edited by hand)" if h.edited else BY_AGENT if h.origin == "agent" else ""
+        out.append((title, items, [h.id or ""] * len(items)))
     return out
+
+
+# the open items of a handoff written before the latest that its writer had not read (`Handoff.unread`)
+UNREAD = (
+    "- still open in the handoff {id}{by} of {time}, written before this one by another session; "
+    "this one's writer had not read it:"
+)
 
 
 def _facts(vault: Vault, project: str, domain: str | None, now: float) -> tuple[list[str], list[str]]:
@@ -697,9 +717,9 @@ def build(
                 "project", TITLES["project"].format(project=project), _hot(vault, "memory", project, warnings, scope)
             )
         )
-        for title, items in _handoff(vault, project, domain, warnings):
+        for title, items, handoff_ids in _handoff(vault, project, domain, warnings):
             if items:
-                sections.append(Section("handoff", title, items))
+                sections.append(Section("handoff", title, items, ids=handoff_ids))
     label = (
         TITLES["query"].format(query=clip(query))
         if query
@@ -723,7 +743,9 @@ def build(
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)
-    shown = [i for s in sections if s.name in ("facts", "records", "found") for i in s.ids[: len(s.items)]]
+    # (and each handoff it shows was read: one written after it follows it — `handoff._seen_by`)
+    shown = [i for s in sections if s.name in ("facts", "records", "found", "handoff") for i in s.ids[: len(s.items)]]
+    shown = [i for i in shown if i]
     if shown:  # what a session starts with was recalled: it stays warm
         from optmem import lifecycle
         from optmem.errors import OptmemError

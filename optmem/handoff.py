@@ -17,10 +17,12 @@ from optmem.handoff_file import SECTIONS, Handoff, from_row, names_sections, par
 from optmem.record import HANDOFF
 from optmem.safety import scan
 from optmem.settings import MAX_COUNT
+from optmem.value import Value
 from optmem.vault import NAME_RE, Vault, validate_name
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
@@ -147,7 +149,10 @@ def write(
             # any written beside it): this one follows them, and none of them is shown beside it
             with _index(vault) as idx:
                 after, newest = _newest(idx, project)
-                extra["after"] = [r.id for r in _heads(idx, project, log.default_domain(vault, domain))]
+                heads = _heads(idx, project, log.default_domain(vault, domain))
+                extra["after"] = [r.id for r in heads if _seen_by(r, session)]
+                if unread := [r.id for r in heads if not _seen_by(r, session)]:
+                    extra["unread"] = unread  # (shown beside it, "written before it, read by no one")
             said = clock.now()
             behind = newest is not None and said.timestamp() < after  # (stamped after it: the clock's time kept)
             if behind:
@@ -220,6 +225,28 @@ def _heads(idx: Any, project: str, domain: str) -> list[Row]:
     return out
 
 
+def _seen_by(row: Row, session: str | None) -> bool:
+    """Whether a handoff a new one of its project and domain is written after was seen before
+    it: shown by `context` or `handoff read` (the MCP tools, a session-start hook: its record's
+    `shown`/`touched`), or written earlier in the same session (`session`: a PreCompact handoff,
+    then the SessionEnd one). One nobody read — another agent's, written a minute before on the
+    same project (tester18 #7) — is not followed: its open items stand beside the new one."""
+    return row.shown is not None or row.touched is not None or bool(session and row.session == session)
+
+
+def seen(vault: Vault, shown: list[Handoff]) -> None:
+    """Record that these handoffs were shown (`handoff read`; `context` records what it shows
+    as one recall): a handoff written after this follows them (`_seen_by`). A read-only vault:
+    they are shown all the same, unrecorded."""
+    from optmem import lifecycle
+
+    ids = [h.id for h in shown if h.id and len(h.id) == 26]  # (a HANDOFF.md typed by hand names none)
+    try:
+        lifecycle.touch_ids(vault, ids, "context")
+    except OptmemError:
+        pass
+
+
 def beside(vault: Vault, latest: Handoff, *, show_unsafe: bool = False) -> list[Handoff]:
     """The handoffs of `latest`'s project and domain written beside it (`_heads`: on another
     machine, before a sync — its writer had not seen them), newest first, each with `beside` its
@@ -231,7 +258,10 @@ def beside(vault: Vault, latest: Handoff, *, show_unsafe: bool = False) -> list[
         heads = _heads(idx, latest.project, latest.domain)
         if latest.id not in {r.id for r in heads}:
             return []
-        found = [from_row(idx, r)._replace(beside=latest.id) for r in heads if r.id != latest.id]
+        top = idx.by_id(latest.id) if len(heads) > 1 else None
+        unread = idx.record(top).extra.get("unread") if top is not None else None
+        unread = set(unread) if isinstance(unread, list) else set()
+        found = [from_row(idx, r)._replace(beside=latest.id, unread=r.id in unread) for r in heads if r.id != latest.id]
     return [h if show_unsafe else h.shown() for h in found]
 
 
@@ -700,6 +730,43 @@ def write_kept(
             break
     held, told = _hold_left(vault, project, left, source=source, session=session, said_at=said_at, origin=origin)
     return h, held, secrets_told(host_handoff(source, session), rules, gone) + told
+
+
+class SessionNote(Value):
+    """A host's handoff note made of its parts (`session_note`), as `write_kept` takes it."""
+
+    note: str  # every part that passes the scanner
+    bare: str  # the note without the requests (when the requests read together trip the scanner)
+    left_out: list[tuple[str, str]]  # (what, text): each part the scanner flags, held alone
+    scrubbed: tuple[list[str], int]  # the secrets taken out of the requests: their rules, lines left out
+
+
+def session_note(
+    requests: list[str],
+    judged: str,
+    judged_count: int | None,
+    note_of: Callable[[list[str], str], str],
+) -> SessionNote:
+    """The note of a handoff an agent host draws from a session (the Claude Code hook, Hermes'
+    `on_session_end`: one path), from its parts — the user's requests (the goal first) and the
+    reader's judgement of which open items a later report settled (`Reports.judged`) — each
+    checked alone: a request the scanner flags is held in quarantine by itself (`left_out`) and
+    the note keeps the others; a flagged judgement is held and the note says only how many items
+    were taken as done. A secret in a request reads as its placeholder (`scrub`). `note_of`:
+    the host's wording of the note from the requests kept and the judgement."""
+    requests, rules, gone = scrub(requests)
+    asked = [r for r in requests if not scan.find(r)]
+    left = [("request", r) for r in requests if r not in asked]
+    if judged and scan.find(judged):
+        left.append(("judged", judged))
+    if judged and (left[-1:] == [("judged", judged)] or scrub([judged])[1]):
+        # (the sentence naming them is held; that open items were taken as done is still said)
+        count = judged_count if isinstance(judged_count, int) and judged_count > 0 else "Some"
+        judged = (
+            f"{count} open item(s) were taken as done, named by a later report of work done; "
+            "the sentence naming them is held out by the scanner."
+        )
+    return SessionNote(note_of(asked, judged), note_of([], judged), left, (rules, gone))
 
 
 def host_handoff(source: str, session: str | None) -> str:

@@ -65,6 +65,9 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
     # another machine, before a sync), not before it — the latest's writer had not seen it
     # (`handoff.beside`); None for the latest itself
     beside: str | None = None
+    # (with `beside`) written before the latest, here, but read by no one before the latest was
+    # written (`handoff.write`: its writer had not seen it) — not on another machine
+    unread: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return (
@@ -82,6 +85,7 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
                 "origin": self.origin,
             }
             | ({"beside": self.beside} if self.beside else {})
+            | ({"unread": True} if self.unread else {})
             | ({"clock_said": self.clock_said} if self.clock_said else {})
         )
 

@@ -30,6 +30,7 @@ def test_context_shows_each_agents_latest_handoff(cli, vault_path):
 
 def test_a_newer_handoff_of_the_same_agent_replaces_its_older_one_only(cli, vault_path):
     two_agents(cli)
+    cli("context", "-p", "webapp", "--domain", "code")  # (the code agent's next session starts by reading it)
     cli.json("handoff", "write", "-p", "webapp", "--domain", "code", "--done", "wrote tests", "--next", "release")
     text = cli("context", "-p", "webapp").stdout
     assert "release" in text and "rerun workflow B at 3am" in text and "write tests" not in text

@@ -92,6 +92,7 @@ def test_the_handoff_written_beside_the_latest_is_shown_with_it_on_both_machines
 @pytest.mark.long
 def test_a_handoff_written_having_seen_both_leaves_none_beside(tmp_path: Path) -> None:
     one, two, laptop, desktop = _two_machines(tmp_path)
+    _read(one)  # (the session that writes the third read both)
     third = _write(one, "--next", "更新 nginx", "--next", "announce in #dev")
     assert sorted(_after(one, third)) == sorted([laptop, desktop])
     assert [h["id"] for h in _read(one)] == [third]
@@ -104,8 +105,11 @@ def test_a_handoff_written_having_seen_both_leaves_none_beside(tmp_path: Path) -
         assert "beside" not in text and "staging DNS switched" not in text, text
 
 
-def test_one_machine_shows_nothing_beside(cli: Any, vault_path: Path) -> None:
+def test_one_machine_shows_nothing_beside_a_handoff_written_after_the_latest_was_read(
+    cli: Any, vault_path: Path
+) -> None:
     first = cli.json("handoff", "write", "-p", "webapp", "--next", "更新 nginx")["handoff"]["id"]
+    cli("context", "-p", "webapp")  # (the next session starts with it)
     second = cli.json("handoff", "write", "-p", "webapp", "--next", "announce in #dev")["handoff"]["id"]
     assert _after(vault_path, second) == [first]
     got = cli.json("handoff", "read", "-p", "webapp")["handoffs"]
@@ -137,7 +141,9 @@ def test_forgetting_a_handoff_brings_none_it_followed_back_beside(cli: Any, vaul
     followed is not 'written beside the latest' because it is gone. Forgetting the newest one
     makes the one before it the latest, with nothing beside it."""
     first = cli.json("handoff", "write", "-p", "web", "--next", "P next")["handoff"]["id"]
+    cli("handoff", "read", "-p", "web")  # (each writer read the one before)
     middle = cli.json("handoff", "write", "-p", "web", "--next", "L next")["handoff"]["id"]
+    cli("handoff", "read", "-p", "web")
     last = cli.json("handoff", "write", "-p", "web", "--next", "H2 next")["handoff"]["id"]
     cli.json("forget", middle)
     got = cli.json("handoff", "read", "-p", "web")["handoffs"]

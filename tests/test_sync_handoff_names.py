@@ -71,6 +71,7 @@ def test_the_sync_names_what_handoff_read_shows_beside_from_the_handoffs_after(t
     sync(one), sync(two), sync(three)
     laptop = om(one, "handoff", "write", "-p", "webapp", "--next", "更新 nginx")["handoff"]["id"]
     sync(one), sync(two)
+    om(two, "handoff", "read", "-p", "webapp")  # (its session read the laptop's)
     desktop = om(two, "handoff", "write", "-p", "webapp", "--next", "announce in #dev")["handoff"][
         "id"
     ]  # saw the laptop's

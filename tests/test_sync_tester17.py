@@ -170,6 +170,7 @@ def test_two_machines_handoffs_for_one_project_the_hidden_ones_next_is_named(tmp
     assert "handoff read -p webapp --history 2" in told.stdout
     assert sync(two)["handoffs_beside"] == []  # said once, by the syncs that brought them together
     # later: a handoff written after seeing the other's hides nothing unsaid
+    om(one, "handoff", "read", "-p", "webapp")  # (the session on the laptop reads both)
     om(one, "handoff", "write", "-p", "webapp", "--next", "更新 nginx", "--next", "announce in #dev")
     sync(one)
     assert sync(two)["handoffs_beside"] == []

@@ -29,6 +29,12 @@ BESIDE_SAID = (
     "(written beside the latest, {id} — on another machine, before a sync —, not before it: its open items still stand)"
 )
 
+# one written before the latest, here, that nobody had read when the latest was written (`Handoff.unread`)
+UNREAD_SAID = (
+    "(written before the latest, {id}, by another session; the latest's writer had not read it: its open items "
+    "still stand)"
+)
+
 
 def _render_handoff(h: Any) -> list[str]:
     """A handoff for a prompt, as parts of a fenced body: the headings ours, every item and the
@@ -47,7 +53,7 @@ def _render_handoff(h: Any) -> list[str]:
         )
     ]
     if h.beside:  # (`handoff.beside`: its open items are as current as the latest's)
-        parts.append(Body(BESIDE_SAID.format(id=h.beside[-8:])))
+        parts.append(Body((UNREAD_SAID if h.unread else BESIDE_SAID).format(id=h.beside[-8:])))
     for title, items in (("Done", h.done), ("Blocked", h.blocked), ("Next", h.next)):
         parts.append(Body(f"## {title}"))
         parts += [quote(i, "- ") for i in items] or [Body("- (none)")]
@@ -168,6 +174,7 @@ def handoff_read(
             parts += ([Body("")] if parts else []) + _render_handoff(h)
         return wrap(*parts)
 
+    handoff.seen(vault, found)  # (a handoff written after this follows them: `handoff._seen_by`)
     emit(json_out, {"project": project, "handoffs": [h.to_dict() for h in found]}, human)
 
 

@@ -56,8 +56,6 @@ _SAID = re.compile(rf"^[*_\s]*(?P<label>{_LABELS})[*_]*(?:\s*[:：]|\s+[-–—]
 _HEADING = re.compile(rf"^\s*(?:#+\s*)?[*_]*(?P<label>{_LABELS})[*_]*\s*[:：]?[*_]*\s*$", re.I)  # "Next steps:"
 _BULLET = re.compile(r"^\s*(?:(?:[-*•+]|\d{1,3}[.)])\s+|\d{1,3}、\s*|[（(]\d{1,3}[)）]\s*)")  # "- ", "1. ", "1、"
 _BOX = re.compile(r"^\[([ xX])\]\s*")  # a task list's box
-# a report of work with its words negated ("not done yet", "haven't fixed", "still failing")
-_NEGATED = re.compile(r"\b(?:not|never|no longer|yet to)\b|n't\b|\bstill\s+(?:fail\w*|broken|red)\b", re.I)
 # and in Chinese ("还没有完成", "没修好", "测试仍然失败")
 _NOT_DONE_ZH = re.compile(
     r"(?:还没|没有|没|尚未|未能?)(?:有)?(?:完成|做完|做好|修复|修好|通过|成功|解决)|仍然?(?:失败|报错)|仍未"
@@ -333,14 +331,14 @@ def _line_parts(line: str, under: str | None) -> list[tuple[str, str]]:
     for sentence in (x for x in _SENTENCE.split(line) if x.strip()):
         if (m := _SAID.match(sentence)) is not None:
             region, said = _kind_of_label(m.group("label")), sentence[m.end() :]
-            if region == "done" and _null_report(sentence) and not _not_done(said):
+            if region == "done" and _null_report(sentence) and not _not_done(said, labelled=True):
                 continue  # ("Done: nothing.", "Finished: none")
-            parts.append(["open" if region == "done" and _not_done(said) else region, True, [said]])
+            parts.append(["open" if region == "done" and _not_done(said, labelled=True) else region, True, [said]])
             continue
         if region == "done" and parts and parts[-1][1]:
             # a sentence under a "Done" label that says the work is not done is an open item, never
             # done ("Done: migrated the DB. Tests still failing.", "已完成：迁移。测试仍然失败。")
-            want = "open" if _not_done(sentence) else "done"
+            want = "open" if _not_done(sentence, labelled=True) else "done"
             if parts[-1][0] == want and not parts[-1][2][-1].rstrip().endswith((";", "；")):
                 parts[-1][2].append(sentence)
             else:
@@ -348,7 +346,7 @@ def _line_parts(line: str, under: str | None) -> list[tuple[str, str]]:
             continue
         said = _word_kind(sentence)
         if not parts:
-            kind = "open" if under == "done" and _not_done(sentence) else under or said
+            kind = "open" if under == "done" and _not_done(sentence, labelled=True) else under or said
             parts.append([kind, under is not None, [sentence]])
         elif parts[-1][1] and parts[-1][2][-1].rstrip().endswith((";", "；")):
             parts.append([parts[-1][0], True, [sentence]])  # (a list after a label: "Next: a; b")
@@ -378,26 +376,38 @@ def _word_kind(sentence: str) -> str | None:
         return None
     # "not done yet", "I haven't fixed it", "the fix didn't work: still not passing": work left
     # open, never done (tester 18 #17) — a guess reads as what is still to do, never as a claim
-    return "open" if _NEGATED.search(sentence) else "done"
+    return "open" if _not_done(sentence, labelled=False) else "done"
 
 
-# under a done label, what says the work itself is not done ("tests not passing yet", "Haven't
-# deployed", "(not started)", "still failing") — not any negation: "no longer crashes on empty
-# input", "login would not redirect" report work done
-_NOT_DONE_EN = re.compile(
-    r"\b(?:not|never)\s+(?:yet\s+)?(?:\w+\s+){0,3}(?:done|start\w*|finish\w*|complet\w*|pass\w*|work\w*|fix\w*|"
-    r"deploy\w*|merg\w*|run|ran|test\w*|green|ready|there)\b|"
-    r"\b\w+n't\s+(?:yet\s+)?(?:\w+\s+){0,3}(?:done|start\w*|finish\w*|complet\w*|pass\w*|work\w*|fix\w*|"
-    r"deploy\w*|merg\w*|run|ran|test\w*|been|got|green|ready)\b|"
-    r"\bstill\s+(?:fail\w*|broken|red|not)\b|\b(?:yet to|not yet)\b",
-    re.I,
+# what says the work itself is not done: a negation of a word of the work or its state ("not done
+# yet", "haven't fixed", "isn't passing", "no longer works", "still failing", "yet to") — not any
+# negation: in "no longer crashes on empty input", "tests don't flake anymore", "login would not
+# redirect" the negation is what the fix did (`_not_done`)
+_STATE_WORDS = (
+    r"done|start\w*|finish\w*|complet\w*|pass\w*|work\w*|fix\w*|deploy\w*|merg\w*|run|ran|test\w*|"
+    r"been|got|green|ready|there"
 )
+# the words a report of work with no label is read as done by (`_DONE`), negated as well: "I have
+# not added the migration" is no report of work done
+_WORK_WORDS = r"add\w*|implement\w*|creat\w*|updat\w*|remov\w*|refactor\w*"
+_NEGATION = r"\b(?:(?:not|never|no longer)\s+|\w+n't\s+)(?:yet\s+)?(?:\w+\s+){{0,3}}(?:{words})\b"
+_STILL = r"\bstill\s+(?:fail\w*|broken|red|not)\b|\b(?:yet to|not yet)\b"
+_NOT_DONE_EN = {
+    labelled: re.compile(
+        _NEGATION.format(words=_STATE_WORDS if labelled else f"{_STATE_WORDS}|{_WORK_WORDS}") + "|" + _STILL, re.I
+    )
+    for labelled in (True, False)
+}
 
 
-def _not_done(sentence: str) -> bool:
-    """Whether a sentence under a done label says the work is not done ("not passing yet", "still
-    failing", "仍然失败")."""
-    return bool(_NOT_DONE_EN.search(sentence) or _NOT_DONE_ZH.search(sentence))
+def _not_done(sentence: str, *, labelled: bool) -> bool:
+    """Whether a report of work says the work is not done ("not passing yet", "I haven't fixed it",
+    "still failing", "仍然失败") — one rule for a sentence under a done label (`labelled`) and one
+    read by its words: a negation undoes the report only when it negates the work or its state.
+    A sentence with no label is done only by a word of work done (`_DONE`), so a negation of that
+    word undoes it too ("I have not added …"); under a label the label says it ("Done: removed the
+    check, so users are not created twice")."""
+    return bool(_NOT_DONE_EN[labelled].search(sentence) or _NOT_DONE_ZH.search(sentence))
 
 
 def _kind_of_label(label: str) -> str:
@@ -708,26 +718,21 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
     name, project = str(entry["event"]), str(entry["project"])
     session = entry.get("session") if isinstance(entry.get("session"), str) else None
     why = str(entry.get("why") or "")
-    requests, rules, gone = handoff.scrub([str(r) for r in entry.get("requests") or []])  # (a secret: out, said)
     done, blocked, nxt = ([str(i) for i in entry.get(k) or []] for k in ("done", "blocked", "next"))
     earlier = _session_handoffs(vault, project, session) if session and vault.exists() else []
-    asked = [r for r in requests if not scan_find(r)]
-    judged = str(entry.get("judged") or "")
-    held_judged = [("judged", judged)] if judged and scan_find(judged) else []  # (kept in quarantine)
-    if judged and (held_judged or handoff.scrub([judged])[1]):
-        # (the sentence naming them is held; that open items were taken as done is still said)
-        count = entry.get("judged_count")
-        judged = (
-            f"{count if isinstance(count, int) and count > 0 else 'Some'} open item(s) were taken as done, "
-            "named by a later report of work done; the sentence naming them is held out by the scanner."
-        )
-    note = _note(name, why, asked, judged)
+    count = entry.get("judged_count")
+    said = handoff.session_note(  # (each request and the judgement checked alone: a flagged one held by itself)
+        [str(r) for r in entry.get("requests") or []],
+        str(entry.get("judged") or ""),
+        count if isinstance(count, int) else None,
+        lambda asked, judged: _note(name, why, asked, judged),
+    )
     # (as `write_kept` writes them: each secret as its placeholder, a line flagged otherwise held)
     kept_done, kept_blocked, kept_next = (
         [i for i in handoff.scrub(items)[0] if not scan_find(i)] for items in (done, blocked, nxt)
     )
-    said = note if not scan_find(note) else _note(name, why, [], judged)
-    if earlier and _same(earlier[0][1], kept_done, kept_blocked, kept_next, said):
+    note = said.note if not scan_find(said.note) else said.bare
+    if earlier and _same(earlier[0][1], kept_done, kept_blocked, kept_next, note):
         return {"event": name, "project": project, "handoff": earlier[0][0], "status": "unchanged"}
     h, held, warnings = handoff.write_kept(
         vault,
@@ -735,10 +740,10 @@ def _store(vault: Vault, entry: dict[str, Any], *, said_at: str | None = None) -
         done=done,
         blocked=blocked,
         next=nxt,
-        note=note,
-        bare_note=_note(name, why, [], judged),  # (when the requests together trip the scanner: held, out of the note)
-        left_out=[("request", r) for r in requests if r not in asked] + held_judged,
-        scrubbed=(rules, gone),
+        note=said.note,
+        bare_note=said.bare,  # (when the requests together trip the scanner: held, out of the note)
+        left_out=said.left_out,
+        scrubbed=said.scrubbed,
         source="claude-code",
         session=session,
         said_at=said_at,

@@ -374,6 +374,15 @@ TOOLS = [
 TOOL_ARGS: dict[str, set[str]] = {str(t["name"]): set(t["parameters"]["properties"]) for t in TOOLS}  # type: ignore[index]
 
 
+def _note(requests: list[str], judged: str) -> str:
+    """A Hermes handoff's note: the session's goal (its first request) and the reader's judgement
+    of which open items a later report settled (`handoff.session_note` checks each alone)."""
+    goal = f"goal: {requests[0]}" if requests else ""
+    if goal and judged and not goal.endswith(tuple(".!?。！？")):
+        goal += "."  # (apart from the sentence after it)
+    return " ".join(x for x in (goal, judged) if x)
+
+
 class Provider:
     """The provider's behaviour (Hermes' hooks); `provider()` gives it Hermes' base class."""
 
@@ -582,15 +591,18 @@ class Provider:
         got = reports(_texts(messages, "assistant"))  # (an item clearly reported done later is not open)
         if not asked and not got.done and not got.open and not got.blocked:
             return
-        # (which open items the reader took as done is said: its judgement, not the agent's words)
-        said = [f"goal: {' '.join(asked[0].split())[:240]}" if asked else "", got.judged()]
+        # (which open items the reader took as done is said: its judgement, not the agent's words;
+        # the note is made of its parts when it is stored — `handoff.session_note`, as the Claude
+        # Code hook's: a part the scanner flags is held alone, the goal and the items kept)
         self._write(
             {
                 "handoff": self.project,
                 "done": list(dict.fromkeys(got.done))[-5:],
                 "blocked": list(dict.fromkeys(got.blocked))[-5:],
                 "next": list(dict.fromkeys(got.open))[-5:],
-                "note": " ".join(x for x in said if x) or None,
+                "requests": [" ".join(asked[0].split())[:240]] if asked else [],
+                "judged": got.judged(),
+                "judged_count": len(got.settled),
                 "session": self.session_id,
             }
         )
@@ -680,13 +692,27 @@ class Provider:
             )
             log.append(self.vault, draft)
         else:  # (a line the scanner flags is held in quarantine, out of the handoff: never the whole refused)
+            count = entry.get("judged_count")
+            said = (
+                handoff.session_note(
+                    [str(r) for r in entry.get("requests") or []],
+                    str(entry.get("judged") or ""),
+                    count if isinstance(count, int) else None,
+                    _note,
+                )
+                if "requests" in entry or "judged" in entry
+                else handoff.SessionNote(str(entry.get("note") or ""), "", [], ([], 0))  # (spooled by an older one)
+            )
             _, _, warnings = handoff.write_kept(
                 self.vault,
                 str(entry["handoff"]),
                 done=[str(i) for i in entry.get("done") or []],
                 blocked=[str(i) for i in entry.get("blocked") or []],
                 next=[str(i) for i in entry.get("next") or []],
-                note=str(entry.get("note") or ""),
+                note=said.note,
+                bare_note=said.bare or None,
+                left_out=said.left_out,
+                scrubbed=said.scrubbed,
                 source="hermes",
                 session=entry.get("session") or None,
                 said_at=said_at,

@@ -574,6 +574,7 @@ _ARGS = {"QUERY": "`query`", "TEXT": "`text`", "TARGET": "`target`"}  # a comman
 _HOT_ARGS = {"TEXT": "`content`", "NEW": "`content`", "OLD": "`old_text`", "TARGET": "`target`"}
 _CLI_SPAN = re.compile(r"`optmem ((?:handoff )?[a-z][a-z-]*)([^`]*)`")
 _UNSAFE = re.compile(r"(?:,? ?or )?pass --allow-unsafe(?: (?:to|if) [^;.)]*)?")
+_ELSEWHERE = re.compile(r"store it with `optmem [a-z-]+` instead")  # a refusal that says where the text may go
 _STDIN = re.compile(r" \(or - to read it from stdin\)")  # (a command line's way in: no tool has it)
 # the command line picks a hot entry by id or takes the first match; the memory tool, by its words
 # what only a person may say — that a command is theirs: over MCP a write is the agent's or a
@@ -629,7 +630,11 @@ class Advice:
         )
         message = _HOT_PICK.sub(" in old_text (the memory tool picks an entry by its words)", message)
         message = _UNSAFE.sub(
-            " — an agent cannot store it anyway: rephrase it, or ask the user (only the command line may "
+            # (a refusal that names another way to keep the text — hot memory's "store it with
+            # `optmem append` instead" — says that one thing: the override is no advice for an agent)
+            ""
+            if _ELSEWHERE.search(message)
+            else " — an agent cannot store it anyway: rephrase it, or ask the user (only the command line may "
             "override the scan)",
             message,
         )
