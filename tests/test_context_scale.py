@@ -240,7 +240,8 @@ def test_the_split_keys_the_index_keeps_as_records_come_in_are_those_its_values_
             built = facts.split_names(idx, now)
         assert kept == want == built, day
         # (counted in SQL, what a block with no room for them says: as many as are named, of each project and of none)
-        assert counts == [len(kept), *(len([k for k, p, _ in kept if p in (None, mine)]) for mine in ("webapp", "nosuch"))]
+        mine = [len([k for k, p, _ in kept if p in (None, project)]) for project in ("webapp", "nosuch")]
+        assert counts == [len(kept), *mine]
         seen.append({k for k, _, _ in kept})
     assert "mail.relay" in seen[0] and "mail.relay" not in seen[1]  # (its code value expired)
     assert "db.version" in seen[1] and "db.version" not in seen[2]

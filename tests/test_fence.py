@@ -646,7 +646,8 @@ _PIECES = [
     *("<", ">", "[", "]", ":", "：", "#", "\n", "\\n", " ", "- ", "**", "(", "\r", "\u2028", "\u200b", "\u0301", "é"),
     *("optmem", "OPTMEM", "ＯＰＴＭＥＭ", "Optmem", "recalled", "memory", "MEMORY", "end", "END", "system", "System"),
     *("user", "Found", "found in tool", "Recent records", "redlines", "Redlines — locked rules", "conflıcting", "ſ"),
-    *("İ", "«", "《", "⋘", "≪", "❮", "⟨", "‹", "›", "REDLINE", "HELD", "<|im_start|>", "Project", "Keyed", "KEYS", "\u212aeys"),
+    *("İ", "«", "《", "⋘", "≪", "❮", "⟨", "‹", "›", "REDLINE", "HELD", "<|im_start|>", "Project", "Keyed", "KEYS"),
+    *("\u212aeys",),
     *("Latest handoff", "Unverified rules", "Relevant records for", "用户", "系统", "x", "42", "…", "left out"),
 ]
 
