@@ -13,8 +13,6 @@ written out rather than taken from the `regex` module's `\\p{Default_Ignorable_C
 import functools
 import re
 
-from optmem.patterns import lazy
-
 INVISIBLE = (
     "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U00013430-\U0001343f"
@@ -48,9 +46,7 @@ _TRADITIONAL = (
     "該该 導导 間间 證证 絕绝 斷断 歸归 錄录 體体 嚴严 險险 態态 舊旧 專专 類类 種种 級级 員员 戲戏 劇剧 "
     "門门 壞坏 騙骗 協协 議议 謹谨 執执 號号 網网 鏈链 齊齐 並并 駭骇 僞伪 偽伪 "
 )
-# (compiled when first used: a class of astral ranges, ~2M instructions to compile, in every process that
-# imports the fence to defuse a hit — which needs it only to scan)
-INVISIBLE_CHAR = lazy(f"[{INVISIBLE}]")
+INVISIBLE_CHAR = re.compile(f"[{INVISIBLE}]")
 
 
 @functools.cache
