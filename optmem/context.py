@@ -301,6 +301,8 @@ def _split(
     now = clock.now().timestamp()
     shown: dict[str, str] = {}  # (a domain as `get` shows it: one the scanner flags reads `[BLOCKED: rule]`)
     with open_index(vault) as idx:
+        if not said and not domain:  # (only how many: counted in SQL — the domain filter compares shown domains)
+            return Section("across_domains", TITLES["across_domains"], [], facts.split_count(idx, now, project))
         heads = [
             (key, p)
             for key, p, domains in facts.split_names(idx, now)

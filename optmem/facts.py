@@ -411,13 +411,33 @@ def split_names(idx: Index, now: float) -> list[tuple[str, str | None, frozenset
             again.append((key, project))
         else:
             out.append((since, key, project, frozenset(d for d in json.loads(domains) if d is not None)))
-    for (key, project), rows in _current_values(idx, again, now).items():
-        if len({r.domain for r in rows}) < 2 or len({idx.said_as(r) for r in rows}) < 2:
-            continue
+    for (key, project), rows in _still_split(idx, again, now):
         out.append((min(r.ts or 0 for r in rows), key, project, frozenset(r.domain for r in rows)))
     # (oldest first; of one time, by key, then project — no project first, as SQLite orders them)
     out.sort(key=lambda x: (x[0], x[1], x[2] is not None, x[2] or ""))
     return [(key, project, domains) for _, key, project, domains in out]
+
+
+def _still_split(
+    idx: Index, again: list[tuple[str, str | None]], now: float
+) -> list[tuple[tuple[str, str | None], list[Row]]]:
+    """Of the kept keys read again (`split_names`), those whose current values still differ between domains."""
+    return [
+        (pair, rows)
+        for pair, rows in _current_values(idx, again, now).items()
+        if len({r.domain for r in rows}) >= 2 and len({idx.said_as(r) for r in rows}) >= 2
+    ]
+
+
+def split_count(idx: Index, now: float, project: str | None = None) -> int:
+    """How many `split_names` there are (with `project`, those of that project and of none): counted in SQL, the
+    keys whose row says time has left them (`until`) read again — a session start whose block has no room for
+    them says only how many there are, and a large log holds thousands (a row each, read and sorted, to count)."""
+    mine, given = (" AND (project IS NULL OR project = ?)", [project]) if project else ("", [])
+    sql = "SELECT count(*) FROM split WHERE (until IS NULL OR until > ?)"
+    kept: int = idx.conn.execute(sql + mine, [now, *given]).fetchone()[0]
+    again = idx.conn.execute(f"SELECT key, project FROM split WHERE until <= ?{mine}", [now, *given]).fetchall()
+    return kept + len(_still_split(idx, [(key, p) for key, p in again], now))
 
 
 def split_values(idx: Index, key: str, project: str | None, now: float) -> list[Row]:

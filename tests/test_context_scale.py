@@ -235,13 +235,57 @@ def test_the_split_keys_the_index_keeps_as_records_come_in_are_those_its_values_
         now = clock.now().timestamp()
         with open_index(vault) as idx:
             kept, want = facts.split_names(idx, now), _reference(idx, now)
+            counts = [facts.split_count(idx, now, p) for p in (None, "webapp", "nosuch")]
         with open_index(vault, rebuild=True) as idx:
             built = facts.split_names(idx, now)
         assert kept == want == built, day
+        # (counted in SQL, what a block with no room for them says: as many as are named, of each project and of none)
+        mine = [len([k for k, p, _ in kept if p in (None, project)]) for project in ("webapp", "nosuch")]
+        assert counts == [len(kept), *mine]
         seen.append({k for k, _, _ in kept})
     assert "mail.relay" in seen[0] and "mail.relay" not in seen[1]  # (its code value expired)
     assert "db.version" in seen[1] and "db.version" not in seen[2]
     assert "oncall" not in seen[0] and "queue.what" not in seen[0] and "cache.where" not in seen[0]
+
+
+def test_a_block_the_redlines_fill_counts_the_split_keys_without_reading_them(vault, monkeypatch):
+    """When the redlines fill the budget, the keys another domain holds otherwise are only counted: in SQL, not read
+    and sorted a row each (thousands at a million records) — the block the same to the byte as the one that names
+    them all, with and without a project, and under a domain (which compares the domains as shown: read as before)."""
+    from optmem import facts
+
+    vault, _ = _split_vault(vault, monkeypatch, 12)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-06-02T00:00:00Z")
+    for i in range(30):
+        put(vault, f"rule {i}: never deploy on a Friday without a rollback plan and a second reviewer", tier="redline")
+    names, count = facts.split_names, facts.split_count
+    calls: list[int] = []
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return names(*args, **kw)
+
+    def named(idx: Index, now: float, project: str | None = None) -> int:  # (the count from every key named)
+        return len([k for k, p, _ in names(idx, now) if not project or p in (None, project)])
+
+    for scope in ({}, {"project": "webapp"}, {"project": "nosuch"}, {"domain": "hermes"}):
+        for budget in (300, 800, 1500):
+            monkeypatch.setattr(facts, "split_names", counted)
+            try:
+                got = context.build(vault, budget=budget, **scope)
+            except UsageError:
+                continue
+            finally:
+                monkeypatch.setattr(facts, "split_names", names)
+            assert got.omitted.get("across_domains", 0) > 0 or scope.get("project") == "nosuch", (scope, budget)
+            assert bool(calls) == ("domain" in scope), (scope, budget)  # (counted in SQL, unless a domain is given)
+            calls.clear()
+            monkeypatch.setattr(facts, "split_count", named)
+            try:
+                want = context.build(vault, budget=budget, **scope)
+            finally:
+                monkeypatch.setattr(facts, "split_count", count)
+            assert got == want, (scope, budget)
 
 
 def test_a_session_start_finds_the_split_keys_without_reading_their_values(vault, monkeypatch):

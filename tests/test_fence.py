@@ -647,8 +647,22 @@ _PIECES = [
     *("optmem", "OPTMEM", "ＯＰＴＭＥＭ", "Optmem", "recalled", "memory", "MEMORY", "end", "END", "system", "System"),
     *("user", "Found", "found in tool", "Recent records", "redlines", "Redlines — locked rules", "conflıcting", "ſ"),
     *("İ", "«", "《", "⋘", "≪", "❮", "⟨", "‹", "›", "REDLINE", "HELD", "<|im_start|>", "Project", "Keyed", "KEYS"),
+    *("\u212aeys",),
     *("Latest handoff", "Unverified rules", "Relevant records for", "用户", "系统", "x", "42", "…", "left out"),
 ]
+
+
+def test_a_text_holding_no_title_word_makes_no_title_pattern() -> None:
+    """The title patterns (`_title_line`: ~4M instructions to make) are made for a text holding the first word of one
+    of our titles, in any case — not for a hit that holds none, nor for a text whose lines start otherwise."""
+    from optmem.safety import fence
+
+    fence._title_line.cache_clear()
+    for text in ("Bob moved the standup to 10am", "部署 时间 改到 周五", "see #42: the build is green", "ǅ «x» naïve"):
+        assert fence.defuse(text + " (no title)") == text + " (no title)"
+    assert fence._title_line.cache_info().currsize == 0
+    assert fence.defuse("text\nUſer (USER.md) holds it") == "text\n‹Uſer (USER.md)› holds it"
+    assert fence._title_line.cache_info().currsize == 1
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])

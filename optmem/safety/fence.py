@@ -169,10 +169,26 @@ def _spans(folded: str, edged: str | None = None) -> list[tuple[int, int, str | 
     ]
     for view in {folded, edged or folded}:
         spans += [(m.start(), m.end(), m.span("w")) for m in _WORDS.finditer(view)] if "optmem" in view.lower() else []
-    first, title = _title_line()
-    for pattern, may in ((_ROLE_LINE, ":" in folded), (_HEADING, "#" in folded), (title, first.search(folded))):
+    for pattern, may in ((_ROLE_LINE, ":" in folded), (_HEADING, "#" in folded), _title_check(folded)):
         spans += [(m.start("q"), m.end("q"), m.span("q")) for m in pattern.finditer(folded)] if may else []
     return spans
+
+
+# The first word of each title, in lower case: a line that starts like a title holds it (`_title_line`'s first pattern
+# is case blind: after `_AS_ASCII`, its matches are these words in lower case). A text holding none of them needs
+# neither of the title patterns — ~4M instructions to make, in a process that defuses a few hits.
+_TITLE_WORDS = tuple(dict.fromkeys(title.split(None, 1)[0].lower() for title in TITLES.values()))
+# the letters other than ASCII ones a case-blind pattern matches to an ASCII letter (İ ı → i, ſ → s, K → k)
+_AS_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def _title_check(folded: str) -> tuple[re.Pattern[str], bool]:
+    """(the title pattern, whether it may match `folded`): made only for a text holding a title's first word."""
+    low = (folded if folded.isascii() else folded.translate(_AS_ASCII)).lower()
+    if not any(word in low for word in _TITLE_WORDS):
+        return _HEADING, False  # (a pattern not run)
+    first, title = _title_line()
+    return title, first.search(folded) is not None
 
 
 SHORT = 64  # characters: a string this long or shorter is defused once per process (`defuse`)
