@@ -66,16 +66,6 @@ RULES: tuple[Rule, ...] = (
         "0",
     ),
     Rule(
-        "contractions",
-        "contractions",
-        "false",
-        "the 's, n't, 're of a query are no terms (\"Caroline's job\": carolin, job)",
-        "0 (73 q, mixed)",
-        "+0.002 (3 q)",
-        "0",
-        "0",
-    ),
-    Rule(
         "dates in a query",
         "query_dates",
         "false",
