@@ -83,8 +83,9 @@ RULES: tuple[Rule, ...] = (
         "0 (no Chinese)",
         "0 (no Chinese)",
         "+0.001 (R@5 +0.6, R@10 +0.6)",
-        "old value: 1 q; blind pairs current first 0 / +1.5 / 0 / +0.6 pts (first … fourth set), past questions"
-        " 0 / +0.8 / +0.6 / 0",
+        "off against on, blind sets 1–15 pooled: current first +0.4 pts (21 questions better / 8 worse), old "
+        "first −0.1, old in the top ten +0.5, past questions old first +0.1 pts; the sets it was not "
+        "developed on (2–15): current first +0.5 pts (21 / 8); update set current first 0, past 0 pts",
     ),
     Rule(
         "asks for now",
@@ -254,11 +255,9 @@ RULES: tuple[Rule, ...] = (
         "0 (turns)",
         "0 (turns)",
         "0 (its queries are chat turns)",
-        "held-out half current first +0.9 pts (96.2 → 97.1 %); blind pairs current first +0.6 / 0 / 0 / +1.8 / 0"
-        " / 0 pts, old first"
-        " −0.6 / 0 / 0 / −1.9 / 0 / 0 pts, past questions old first 0 / 0 / +0.7 / +0.6 / 0 / 0 pts (sets 1–6; at a"
-        " tenth: +1.1 / 0 / +0.6 / +2.4 / +2.4 / +1.3 pts, but “maybe try port 8081” then updates “the orders"
-        " backend listens on port 9090”)",
+        "off against on, blind sets 7–15 (none developed on) pooled: current first +0.5 pts (10 questions "
+        "better / 0 worse), old first −0.5, old in the top ten 0, past questions old first +0.1 pts; update "
+        "set current first 0, past 0 pts",
     ),
     Rule(
         "a change said beside a value in its place",
@@ -271,10 +270,9 @@ RULES: tuple[Rule, ...] = (
         "0 (turns)",
         "0 (turns)",
         "0 (with the three rules of 2026-12-07 on: R@1 47.0, MRR 0.582, as without them)",
-        "blind pairs current first +0.6 / +0.8 / +2.4 / +1.2 / +0.6 / 0 / 0 / +1.1 pts, old first −0.5 / −0.7 /"
-        " −2.4 / −1.2 / −0.6 / 0 / 0 / −1.0 pts (sets 1–8; 2, 4, 6 not developed on), the newer value the top hit"
-        " +1.7 / +3.1 / 0 / +1.7 / 0 pts (sets 1, 3, 5, 7, 8), old in the top ten 0 on all eight; past questions"
-        " old first 0 / +0.8 / −0.6 / +0.6 / +0.6 / 0 / 0 / 0 pts; update set 0 / 0",
+        "off against on, blind sets 2, 4, 6, 9–15 (none developed on) pooled: current first +0.6 pts (12 "
+        "questions better / 0 worse), old first −0.6, old in the top ten 0, past questions old first +0.1 "
+        "pts; update set current first 0, past 0 pts",
     ),
     Rule(
         "newer values found from the answer",
@@ -357,10 +355,9 @@ RULES: tuple[Rule, ...] = (
         "0 (turns)",
         "0 (turns)",
         "0 (with the three rules of 2026-12-07 on: R@1 47.0, MRR 0.582, as without them)",
-        "blind pairs current first 0 / 0 / 0 / +0.6 / 0 / 0 / 0 / +1.1 pts, old first 0 / 0 / 0 / −0.6 / 0 / 0 / 0"
-        " / −1.0 pts (sets 1–8; 2, 4, 6 not developed on), the newer value the top hit +0.6 / −1.2 / 0 / 0 / +0.5"
-        " pts (sets 1, 3, 5, 7, 8: a distractor followed in its place), old in the top ten and past questions 0;"
-        " update set 0 / 0",
+        "off against on, blind sets 2, 4, 6, 9–15 (none developed on) pooled: current first +0.3 pts (5 "
+        "questions better / 0 worse), old first −0.3, old in the top ten 0, past questions old first 0 pts; "
+        "update set current first 0, past 0 pts",
     ),
 )
 
