@@ -192,17 +192,14 @@ def test_the_tokeniser_and_the_scorer_read_no_question():
         assert not hasattr(ranking, name), name
 
 
-def test_a_querys_pronouns_and_the_ends_of_its_contractions_are_no_terms():
+def test_a_querys_pronouns_are_no_terms():
     from optmem.reading.query import terms_of
     from optmem.settings import Ranking
 
-    assert terms_of("What is Caroline's job?") == ["carolin", "job"]
     assert terms_of("What did he say about his dog?") == ["say", "dog"]
-    assert terms_of("didn't she move to Paris?") == ["move", "pari"]
-    assert terms_of("Melanie’s car") == ["melani", "car"]  # a curly apostrophe too
+    assert terms_of("did she move to Paris?") == ["move", "pari"]
     # switched off, the query reads as it did
-    off = Ranking(contractions=False, pronouns=False)
-    assert "s" in terms_of("What is Caroline's job?", settings=off)
+    off = Ranking(pronouns=False)
     assert "he" in terms_of("What did he say about his dog?", settings=off)
 
 

@@ -40,11 +40,6 @@ _EN_PRONOUNS = frozenset(
     "he him his himself she her hers herself theirs themselves ours ourselves yours "
     "yourself yourselves mine myself itself".split()
 )
-# The end of a contraction or a possessive is no word of the question: "Caroline's job" asks about
-# Caroline's job, not every record with an "s"; "didn't" is "did", a function word
-_CONTRACTION = r"(?<=[^\W\d_])(?:n['’]t|['’](?:s|re|ve|ll|d|m))\b"
-_IRREGULAR = {"can't": "can", "can’t": "can", "won't": "will", "won’t": "will", "shan't": "shall", "shan’t": "shall"}
-_CONTRACTION_RE = None
 _NAME_PATTERNS = None
 _DEFAULT = Ranking()
 
@@ -150,8 +145,6 @@ def terms_of(query: str, now: float | None = None, settings: Ranking = _DEFAULT)
     Chinese date or time word splits the words around it, which pair on their own sides only
     (小明现在住在 → 小明 | 住在: joined, 明住 would straddle two words)."""
     folded = fold(query)
-    if settings.contractions and ("'" in folded or "’" in folded):
-        folded = without_contractions(folded)
     spans: list[tuple[int, int]] = []
     found = dates.query_terms(folded, now, spans) if settings.query_dates else []
     when = cues.time_word_spans(folded) if settings.time_words else []  # 现在, 以前 … say when
@@ -175,19 +168,6 @@ def _words_of(folded: str, spans: list[tuple[int, int]], dated: bool, settings: 
     terms = search_terms(folded, more=dated, settings=settings)
     kept = [t for t in terms if t not in _PRONOUNS and t not in _EN_PRONOUNS] if settings.pronouns else terms
     return (kept if kept or dated else terms), bool(search_terms(folded, more=True, settings=settings))
-
-
-def without_contractions(folded: str) -> str:
-    """A folded query without the ends of its contractions and possessives ("caroline's job" →
-    "caroline job", "didn't" → "did", "can't" → "can")."""
-    global _CONTRACTION_RE
-    if _CONTRACTION_RE is None:
-        import re
-
-        _CONTRACTION_RE = re.compile(_CONTRACTION)
-    for word, plain in _IRREGULAR.items():
-        folded = folded.replace(word, plain)
-    return _CONTRACTION_RE.sub("", folded)
 
 
 def search_terms(text: str, *, more: bool = False, settings: Ranking = _DEFAULT) -> list[str]:
