@@ -30,7 +30,8 @@ from optmem.value import Annotated, NamedTuple
 # 39: a pending guess or an inference supersedes no stated record, by a correction's link or on-similar (review 18)
 # 40: what a keyed value says kept (`said`), and the keys whose current values differ between domains kept as
 # records come in (`split`, its triggers): a session start reads them, not every keyed row; 42: the split
-# keys' SQL made from the status rules, a key a row moves away from said again, `split_dirty` one row a key
+# keys' SQL made from the status rules, a key a row moves away from said again, `split_dirty` one row a key;
+# a hot-memory entry's key (hot:FILE:ENTRY) no more among its searchable words
 SCHEMA = "optmem-index-42"
 
 
