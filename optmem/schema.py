@@ -275,13 +275,14 @@ _SAY_AGAIN = (
     "DELETE FROM split WHERE key = NEW.key AND project IS NEW.project; "
     "INSERT INTO split " + SPLIT_GROUP.format(where="key = NEW.key AND project IS NEW.project") + ";"
 )
+# a row moved to another key or project leaves its old key's group: that key is said again too
 _MOVED = "(OLD.key IS NOT NEW.key OR OLD.project IS NOT NEW.project)"
 _SAY_OLD_AGAIN = (
-    f"DELETE FROM split WHERE key = OLD.key AND project IS OLD.project AND {_MOVED}; "
-    "INSERT INTO split " + SPLIT_GROUP.format(where=f"key = OLD.key AND project IS OLD.project AND {_MOVED}") + ";"
+    "DELETE FROM split WHERE key = OLD.key AND project IS OLD.project; "
+    "INSERT INTO split " + SPLIT_GROUP.format(where="key = OLD.key AND project IS OLD.project") + ";"
 )
 _NOTE = "INSERT OR IGNORE INTO split_dirty VALUES (NEW.key, NEW.project);"
-_NOTE_OLD = f"INSERT OR IGNORE INTO split_dirty SELECT OLD.key, OLD.project WHERE OLD.key IS NOT NULL AND {_MOVED};"
+_NOTE_OLD = "INSERT OR IGNORE INTO split_dirty VALUES (OLD.key, OLD.project);"
 _HELD = "EXISTS (SELECT 1 FROM split_hold)"
 # the end of a catch-up: each key its rows' changes touched (`split_dirty`) said once, then the
 # triggers say each change again as it comes (`split_hold` emptied)
@@ -303,11 +304,15 @@ SPLIT_FILL = "INSERT INTO split " + SPLIT_GROUP.format(where="1")
 # older version's `ksup` to the new head (and a sweep or a read stamps rows): saying the whole key
 # again for each of those rows made one append to a key of N versions N regroups of N rows.
 _IN = _counts("NEW.")
-_UP = f"({_counts('OLD.')}) OR ({_counts('NEW.')})"
+_LEFT = _counts("OLD.")
+_UP = f"({_LEFT}) OR ({_counts('NEW.')})"
 SPLIT_TRIGGERS = f"""
 CREATE TRIGGER split_in AFTER INSERT ON rec WHEN {_IN} AND NOT {_HELD} BEGIN {_SAY_AGAIN} END;
-CREATE TRIGGER split_up AFTER UPDATE OF {_WATCHED} ON rec WHEN ({_UP}) AND NOT {_HELD}
-  BEGIN {_SAY_AGAIN} {_SAY_OLD_AGAIN} END;
+CREATE TRIGGER split_up AFTER UPDATE OF {_WATCHED} ON rec WHEN ({_UP}) AND NOT {_HELD} BEGIN {_SAY_AGAIN} END;
+CREATE TRIGGER split_left AFTER UPDATE OF key, project ON rec WHEN {_MOVED} AND ({_LEFT}) AND NOT {_HELD}
+  BEGIN {_SAY_OLD_AGAIN} END;
 CREATE TRIGGER split_in_held AFTER INSERT ON rec WHEN {_IN} AND {_HELD} BEGIN {_NOTE} END;
-CREATE TRIGGER split_up_held AFTER UPDATE OF {_WATCHED} ON rec WHEN ({_UP}) AND {_HELD} BEGIN {_NOTE} {_NOTE_OLD} END;
+CREATE TRIGGER split_up_held AFTER UPDATE OF {_WATCHED} ON rec WHEN ({_UP}) AND {_HELD} BEGIN {_NOTE} END;
+CREATE TRIGGER split_left_held AFTER UPDATE OF key, project ON rec WHEN {_MOVED} AND ({_LEFT}) AND {_HELD}
+  BEGIN {_NOTE_OLD} END;
 """

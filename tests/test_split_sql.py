@@ -11,6 +11,7 @@ from conftest import put
 
 from optmem import clock, schema, view
 from optmem.index import Index, open_index
+from optmem.ingest import say_split
 from optmem.vault import Vault
 
 NOW = "2026-06-10T00:00:00Z"
@@ -118,6 +119,14 @@ def test_a_value_moved_away_from_a_split_key_leaves_the_table_as_a_build_would(s
         with conn:
             conn.execute("UPDATE rec SET key = 'queue.what', project = 'webapp' WHERE domain = 'code' AND n = 1")
         assert _kept(conn) == _built(conn)
+        with conn:  # (and in a catch-up, which says the keys its changes touched at its end)
+            conn.execute("INSERT OR IGNORE INTO split_hold VALUES (1)")
+            conn.execute(
+                "UPDATE rec SET key = 'cache.where', project = NULL WHERE key = 'queue.what' AND domain = 'hermes'"
+            )
+            say_split(conn)
+        assert _kept(conn) == _built(conn)
+        assert _split_now(idx, now) == _reference(idx, now)
 
 
 def test_a_catch_up_notes_each_key_once_with_or_without_a_project(split):
