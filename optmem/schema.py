@@ -292,10 +292,10 @@ SPLIT_SAY = (
     "INSERT INTO split " + SPLIT_GROUP.format(where="key = ? AND project IS ?"),
 )
 SPLIT_DONE = ("DELETE FROM split_dirty", "DELETE FROM split_hold")
-# what changes whether a value stands, is current, when it stops being current, or what it says
-_WATCHED = (
-    "sup, ksup, forgotten, held, released, retired, pending, confirmed, expires, cold, wrote, seen, touched, "
-    "shown, ts, domain, project, key, kind, state, fp, said"
+# what changes whether a value stands, is current, when it stops being current (what the status
+# rules read), or which group it is in and what it says
+_WATCHED = ", ".join(
+    dict.fromkeys([*view.rule_columns(), "ts", "domain", "project", "key", "kind", "state", "fp", "said"])
 )
 # made after a build has filled `split` in one pass (`SPLIT_FILL`): a build's rows are not said one by one
 SPLIT_FILL = "INSERT INTO split " + SPLIT_GROUP.format(where="1")

@@ -101,12 +101,19 @@ class _Rule(Value):
         return self.since is not None
 
 
-_R_DOT = lazy(r"\br\.")  # a column of `rec r` in a rule's SQL
+_R_DOT = lazy(r"\br\.(?=(\w+))")  # a column of `rec r` in a rule's SQL (its name: group 1)
 
 
 def _timed(status: Status, test: Callable[[ViewRow, float], bool], since: str) -> _Rule:
     """A rule that holds from a time on: its SQL is made from that time (`_Rule.since`)."""
     return _Rule(status, test, f"({since} IS NOT NULL AND {since} <= ?)", since)
+
+
+def rule_columns() -> list[str]:
+    """The columns of `rec` the status rules read, each once (what changes a record's status)."""
+    return list(
+        dict.fromkeys(m.group(1) for rule in STATUS_RULES for m in _R_DOT.finditer(rule.sql + (rule.since or "")))
+    )
 
 
 def over(sql: str, row: str) -> str:

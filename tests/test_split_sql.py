@@ -103,6 +103,9 @@ def test_the_split_keys_sql_names_every_status_rule_once_in_view():
             assert view.over(rule.sql, "") in schema.SPLIT_GROUP, rule.status
         else:
             assert view.over(rule.since, "") in schema.SPLIT_GROUP, rule.status
+    watched = schema.SPLIT_TRIGGERS.split("AFTER UPDATE OF ")[1].split(" ON rec")[0].split(", ")
+    assert {"forgotten", "held", "released", "cold", "sup", "ksup", "expires", "pending", "confirmed"} <= set(watched)
+    assert set(view.rule_columns()) <= set(watched)  # (a change to any column a rule reads says the key again)
 
 
 @pytest.mark.parametrize("move", ["key = 'cache.other'", "project = 'elsewhere'", "key = NULL"])
