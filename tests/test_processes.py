@@ -134,7 +134,7 @@ def test_a_lock_other_than_the_vaults_is_named_with_what_to_do(vault, vault_path
     assert said.startswith("the summary tree (held while `compact` or `purge` runs; appends and searches go on")
     assert "the vault is locked" not in said and "raise [lock] timeout" in said
     with sync_lock(vault), pytest.raises(Locked) as got:
-        with sync_lock(vault, timeout=0.2):
+        with sync_lock(vault, timeout=0.2):  # timeout under test: held here
             pass
     said = got.value.message
     assert said.startswith("this clone's sync (held while `optmem sync` runs") and "process " in said, said
