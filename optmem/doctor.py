@@ -748,10 +748,9 @@ def _check_index_rows(vault: Vault, report: Report) -> None:
     answer every search without them, and only a rebuild mends it (a catch-up reads new lines
     only). Two counts: the scan's, and one statement's on the index, with where the index read
     each file to, in one read — a log that grew since the scan is not compared."""
-    import sqlite3
-
     from optmem.index import open_index
     from optmem.ingest import known_segments, read_meta
+    from optmem.stdlib import sqlite3
 
     if any(p.code == "torn_last_line" for p in report.problems):
         return  # (a torn tail is taken by the index only once whole: reported, and mended, on its own)

@@ -853,9 +853,18 @@ def remove_file(path: Path) -> None:
         pass
 
 
+VAULT_LOCK = "the vault"  # what `exclusive_lock` guards unless told (`Vault.lock`'s, which every write takes)
+
+
 @contextmanager
 def exclusive_lock(
-    lock_path: Path, timeout: float, *, within: Path | None = None, folder: Path | None = None
+    lock_path: Path,
+    timeout: float,
+    *,
+    within: Path | None = None,
+    folder: Path | None = None,
+    what: str = VAULT_LOCK,
+    setting: bool = True,
 ) -> Iterator[None]:
     """Hold an exclusive advisory lock on `lock_path`, waiting at most `timeout` seconds.
 
@@ -863,7 +872,10 @@ def exclusive_lock(
     process waited for it (a `git clean`, a deleted `.cache/`) is let go and the file now at the
     path is locked instead — else two processes would each hold a lock, on different files. The
     holder writes who it is into the file (`holder`); raises `Locked` (exit 3) when another
-    process keeps it longer than `timeout`, naming that process (and whether it is stopped).
+    process keeps it longer than `timeout`, naming that process (and whether it is stopped),
+    and the lock by `what` it guards ("the vault", "the summary tree (compact, purge)");
+    `setting`: `timeout` is `[lock] timeout` of optmem.toml (the error says to raise it), not a
+    wait of optmem's own.
 
     `folder` (the vault's): a folder no cleaning of caches deletes, whose own descriptor is
     locked first (`flock` takes a folder on Linux and macOS). A lock file deleted *while* it is
@@ -879,11 +891,11 @@ def exclusive_lock(
     try:
         if folder is not None:
             dfd = _open_folder(folder)
-            if dfd >= 0 and not _flock_by(dfd, deadline, lock_path, timeout, folder=True):
+            if dfd >= 0 and not _flock_by(dfd, deadline, lock_path, timeout, folder=True, what=what, setting=setting):
                 os.close(dfd)  # (this file system does not lock folders: the file alone is the lock)
                 dfd = -1
         while True:
-            _flock_by(fd, deadline, lock_path, timeout)
+            _flock_by(fd, deadline, lock_path, timeout, what=what, setting=setting)
             if _at_path(fd, lock_path):
                 break
             os.close(fd)  # (its lock goes with it: this file is no longer the lock)
@@ -904,7 +916,16 @@ def exclusive_lock(
             os.close(dfd)  # (after the file: the next holder finds the file unlocked and unnamed)
 
 
-def _flock_by(fd: int, deadline: float, lock_path: Path, timeout: float, *, folder: bool = False) -> bool:
+def _flock_by(
+    fd: int,
+    deadline: float,
+    lock_path: Path,
+    timeout: float,
+    *,
+    folder: bool = False,
+    what: str = "",
+    setting: bool = True,
+) -> bool:
     """Lock `fd` exclusively, trying until `deadline` (then `Locked`, naming the holder of
     `lock_path`). A `folder` the file system cannot lock at all (NFS): False."""
     delay = 0.002
@@ -918,7 +939,7 @@ def _flock_by(fd: int, deadline: float, lock_path: Path, timeout: float, *, fold
                     return False
                 raise
             if time.monotonic() >= deadline:
-                raise locked(lock_path, timeout, folder=folder) from exc
+                raise locked(lock_path, timeout, folder=folder, what=what or VAULT_LOCK, setting=setting) from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
 
@@ -1010,36 +1031,38 @@ def _state(pid: int) -> str:
         return ""
 
 
-def locked(lock_path: Path, timeout: float, *, folder: bool = False) -> Locked:
-    """The error for a lock another process kept past `timeout`: who, when it says, and what to do.
-    `folder`: the vault's folder is what stayed locked — a lock file that names no one then is a
-    new one, made after the holder's was deleted (`rm -r .cache`), so the holder cannot be named."""
+def locked(
+    lock_path: Path, timeout: float, *, folder: bool = False, what: str = VAULT_LOCK, setting: bool = True
+) -> Locked:
+    """The error for a lock another process kept past `timeout`: which lock (`what` it guards), who
+    holds it, when it says, and what to do. `folder`: the folder held with it is what stayed locked —
+    a lock file that names no one then is a new one, made after the holder's was deleted (`rm -r
+    .cache`), so the holder cannot be named. `setting`: the wait is `[lock] timeout`, which can be
+    raised; else it is optmem's own, and the advice is to try again once the holder has finished."""
     who = holder(lock_path)
+    later = "try again when it has finished" + (", or raise [lock] timeout in optmem.toml" if setting else "")
     if who is None and folder:
         return Locked(
-            f"the vault is locked by another optmem process (waited {timeout:g}s), which cannot be named: "
+            f"{what} is locked by another optmem process (waited {timeout:g}s), which cannot be named: "
             "its lock file was deleted while it held the lock (a `rm -r .cache` or `git clean -fdX`); "
-            "try again when it has finished, or raise [lock] timeout in optmem.toml",
+            f"{later}",
             file=str(lock_path),
         )
     if who is None:
         return Locked(
-            f"the vault is locked by another optmem process (waited {timeout:g}s); "
-            "try again, or raise [lock] timeout in optmem.toml",
+            f"{what} is locked by another optmem process (waited {timeout:g}s); {later}",
             file=str(lock_path),
         )
     pid = who["pid"]
     said = [f"`{who['command']}`" if who.get("command") else "", f"since {who['since']}" if who.get("since") else ""]
     named = f"process {pid}" + (f" ({', '.join(x for x in said if x)})" if any(said) else "")
     if who["state"] == "stopped":
-        what = (
+        later = (
             f"it is stopped (Ctrl-Z or SIGSTOP) and holds the lock until it goes on: resume it (`fg` in its "
             f"shell, or `kill -CONT {pid}`) or end it (`kill {pid}`), then try again"
         )
-    else:
-        what = "try again when it has finished, or raise [lock] timeout in optmem.toml"
     return Locked(
-        f"the vault is locked by another optmem process, {named} (waited {timeout:g}s); {what}",
+        f"{what} is locked by another optmem process, {named} (waited {timeout:g}s); {later}",
         file=str(lock_path),
         holder=who,
     )

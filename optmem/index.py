@@ -1510,7 +1510,13 @@ def _open_index(vault: Vault, progress: Progress | None, rebuild: bool) -> Index
     # A rebuild (after a git merge, a hand edit, a purge elsewhere) takes a while on a big log.
     # One process builds — others wait for it on the build lock rather than build again — and
     # it builds outside the vault lock, so agents keep appending; then it catches up and swaps.
-    with fsio.exclusive_lock(vault.cache("build.lock"), BUILD_WAIT, within=vault.root):
+    with fsio.exclusive_lock(
+        vault.cache("build.lock"),
+        BUILD_WAIT,
+        within=vault.root,
+        what="the search index's rebuild (held while another process rebuilds it; appends go on meanwhile)",
+        setting=False,
+    ):
         if not rebuild:
             idx = _caught_up(vault, progress)  # another process may have just rebuilt it
             if idx is not None:

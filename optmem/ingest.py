@@ -25,6 +25,7 @@ from optmem.reading.cues import says_change
 from optmem.record import (
     BOOKKEEPING,
     CORRECTION_MARK,
+    HOT_KEY,
     READ_BYTES,
     TIER_RANK,
     BadLine,
@@ -80,7 +81,10 @@ def _dated(ts: float | None, terms: list[str]) -> str | None:
 
 
 def _label_tokens(key: str | None, tags: tuple[str, ...] | list[str]) -> list[str]:
-    """A record's key and tags are searchable too."""
+    """A record's key and tags are searchable too — not a hot-memory entry's key (`HOT_KEY`), which
+    names its file and entry id: every entry would match "md" or "MEMORY.md", by no word of its."""
+    if key and key.startswith(HOT_KEY):
+        key = None
     return textmod.tokens(" ".join((key or "", *tags))) if key or tags else []
 
 

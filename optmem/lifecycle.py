@@ -270,7 +270,12 @@ def sweep(vault: Vault, *, dry_run: bool = False, show: int = 20, if_due: bool =
     lock = (
         nullcontext()
         if dry_run
-        else fsio.exclusive_lock(vault.cache("sweep.lock"), vault.settings.lock.timeout, within=vault.root)
+        else fsio.exclusive_lock(
+            vault.cache("sweep.lock"),
+            vault.settings.lock.timeout,
+            within=vault.root,
+            what="the sweep (held while another process sweeps; appends go on meanwhile)",
+        )
     )
     with lock:
         with open_index(vault) as idx:

@@ -1366,7 +1366,12 @@ def _file_lock(vault: Vault, path: Path) -> AbstractContextManager[None]:
     taking its lock would make the folder: only a write that succeeds creates a project's folder."""
     if not path.parent.is_dir():
         return nullcontext()
-    return fsio.exclusive_lock(path.with_name(path.name + ".lock"), vault.settings.lock.timeout, within=vault.root)
+    return fsio.exclusive_lock(
+        path.with_name(path.name + ".lock"),
+        vault.settings.lock.timeout,
+        within=vault.root,
+        what=f"the hot-memory file {path.name}",
+    )
 
 
 def settle(

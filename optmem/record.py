@@ -39,6 +39,7 @@ class Tier(IntEnum):
 NOTE = "note"
 CORRECTION = "correction"
 MEMORY = "memory"  # the hot-memory journal
+HOT_KEY = "hot:"  # a journal line's key (hot:FILE:ENTRY): where the entry is kept, not what it says
 HANDOFF = "handoff"
 COMMIT = "commit"
 RESOLUTION = "resolution"  # a person settled a conflict on a key (corrects every value in it)

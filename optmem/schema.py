@@ -9,6 +9,7 @@ indexes rebuild.
 
 import operator
 
+from optmem import view
 from optmem.record import HANDOFF, MEMORY, Tier
 from optmem.value import Annotated, NamedTuple
 
@@ -28,8 +29,10 @@ from optmem.value import Annotated, NamedTuple
 # tokens kept (`tok`): a search scores a candidate from them, not from its line read back and re-tokenised
 # 39: a pending guess or an inference supersedes no stated record, by a correction's link or on-similar (review 18)
 # 40: what a keyed value says kept (`said`), and the keys whose current values differ between domains kept as
-# records come in (`split`, its triggers): a session start reads them, not every keyed row
-SCHEMA = "optmem-index-41"
+# records come in (`split`, its triggers): a session start reads them, not every keyed row; 42: the split
+# keys' SQL made from the status rules, a key a row moves away from said again, `split_dirty` one row a key;
+# a hot-memory entry's key (hot:FILE:ENTRY) no more among its searchable words
+SCHEMA = "optmem-index-42"
 
 
 class Col(NamedTuple):
@@ -197,7 +200,9 @@ CREATE INDEX split_key ON split(key, project);
 -- while a catch-up runs (a row in `split_hold`, inside its transaction) the triggers only note the
 -- keys they touch in `split_dirty`; the catch-up says each of them once at its end (`SPLIT_DRAIN`)
 CREATE TABLE split_hold(one INTEGER PRIMARY KEY);
-CREATE TABLE split_dirty(key TEXT NOT NULL, project TEXT, UNIQUE(key, project));
+CREATE TABLE split_dirty(key TEXT NOT NULL, project TEXT);
+-- one row a key: no row holds an empty project (`NONE_BOUND`), so no project is ''
+CREATE UNIQUE INDEX split_dirty_key ON split_dirty(key, coalesce(project, ''));
 """
 # when a record was last used — written, said again or recalled (not shown by context): what
 # `context` lists the recent records by (ties: later in the log first), through the index
@@ -231,13 +236,13 @@ CREATE INDEX rec_cold ON rec(cold) WHERE cold IS NOT NULL;
 """
 
 
-# `split`: a key (of a project) whose values stand in two or more domains with two or more
-# fingerprints (`facts.split_heads`' candidates: neither superseded nor forgotten, no temporary
-# state, no hot-memory journal) and whose current values, as far as time leaves them current,
-# differ between domains by what they say (`Index.said_as`). A value stops being current with time
-# only (`view.STATUS_RULES`: it goes cold, it expires — `_OUT`, when); until then the row is the
-# answer, after it the key's values are read again (`facts.split_heads`). A value that stops
-# standing otherwise (corrected, forgotten, …) changes its row: the triggers say the key again.
+# `split`: a key (of a project) whose current values, as far as time leaves them current, stand in
+# two or more domains and differ between domains by what they say (`Index.said_as`; of keyed facts:
+# no temporary state, no hot-memory journal — `facts.split_heads`' candidates). Both come from
+# `view.STATUS_RULES`: a row counts in its key's group while no rule time alone never changes holds
+# (`_counts`), and stops being current when the first of the others does (`_OUT`: it goes cold, it
+# expires — each rule's `since`); until then the row is the answer, after it the key's values are
+# read again (`facts.split_heads`). A new status rule is one edit there: the SQL here follows.
 
 
 def _keyed(row: str = "") -> str:
@@ -245,36 +250,39 @@ def _keyed(row: str = "") -> str:
     return f"{row}key IS NOT NULL AND NOT ({row}key >= 'hot:' AND {row}key < 'hot;')"
 
 
-def _stands(row: str = "") -> str:
-    """Whether a row counts in its key's group (`row` is "", "OLD." or "NEW." in a trigger)."""
-    return (
-        f"{_keyed(row)} AND {row}sup IS NULL "
-        f"AND {row}ksup IS NULL AND {row}forgotten = 0 AND {row}state = 0 AND {row}kind != '{MEMORY}'"
-    )
+def _counts(row: str = "") -> str:
+    """Whether a row counts in its key's group (`row` is "", "OLD." or "NEW." in a trigger): a keyed
+    fact that no status rule time alone never changes holds for (`view.STATUS_RULES`)."""
+    untimed = " AND ".join(f"NOT ({view.over(rule.sql, row)})" for rule in view.STATUS_RULES if not rule.uses_now)
+    return f"{_keyed(row)} AND {row}state = 0 AND {row}kind != '{MEMORY}' AND {untimed}"
 
 
-_STANDS = _stands()
-_LIVE = "(NOT (held != 0 AND released = 0) AND retired = 0 AND NOT (pending != 0 AND confirmed = 0))"
-_COOLS = (
-    "(CASE WHEN cold IS NOT NULL AND cold > max(coalesce(wrote, ts, 0), coalesce(seen, 0), coalesce(touched, 0), "
-    "coalesce(shown, 0)) THEN cold END)"
-)
+# when a row that counts stops being current with time: the first of the times from which a timed
+# status rule holds (NULL: never; 9e999 is SQLite's infinity, as no time is)
 _OUT = (
-    f"(CASE WHEN {_COOLS} IS NULL THEN expires WHEN expires IS NULL OR expires > {_COOLS} THEN {_COOLS} "
-    "ELSE expires END)"
+    "nullif(min("
+    + ", ".join(f"coalesce({view.over(rule.since, '')}, 9e999)" for rule in view.STATUS_RULES if rule.since)
+    + ", 9e999), 9e999)"
 )
 SPLIT_GROUP = (
-    f"SELECT key, project, min(CASE WHEN {_LIVE} THEN coalesce(ts, 0) END), min(CASE WHEN {_LIVE} THEN {_OUT} END), "
-    f"json_group_array(DISTINCT CASE WHEN {_LIVE} THEN domain END) FROM rec WHERE {_STANDS} AND {{where}} "
-    "GROUP BY key, project HAVING count(DISTINCT domain) > 1 AND count(DISTINCT fp) > 1 "
-    f"AND count(DISTINCT CASE WHEN {_LIVE} THEN domain END) > 1 "
-    f"AND count(DISTINCT CASE WHEN {_LIVE} THEN coalesce(said, fp, id) END) > 1"
+    f"SELECT key, project, min(coalesce(ts, 0)), min({_OUT}), json_group_array(DISTINCT domain) FROM rec "
+    f"WHERE {_counts()} AND {{where}} GROUP BY key, project "
+    "HAVING count(DISTINCT domain) > 1 AND count(DISTINCT coalesce(said, fp, id)) > 1"
 )
+# a row's change says its key again — and the key it had, when the change moved it to another key
+# or project (OLD: the row before the change)
 _SAY_AGAIN = (
     "DELETE FROM split WHERE key = NEW.key AND project IS NEW.project; "
     "INSERT INTO split " + SPLIT_GROUP.format(where="key = NEW.key AND project IS NEW.project") + ";"
 )
+# a row moved to another key or project leaves its old key's group: that key is said again too
+_MOVED = "(OLD.key IS NOT NEW.key OR OLD.project IS NOT NEW.project)"
+_SAY_OLD_AGAIN = (
+    "DELETE FROM split WHERE key = OLD.key AND project IS OLD.project; "
+    "INSERT INTO split " + SPLIT_GROUP.format(where="key = OLD.key AND project IS OLD.project") + ";"
+)
 _NOTE = "INSERT OR IGNORE INTO split_dirty VALUES (NEW.key, NEW.project);"
+_NOTE_OLD = "INSERT OR IGNORE INTO split_dirty VALUES (OLD.key, OLD.project);"
 _HELD = "EXISTS (SELECT 1 FROM split_hold)"
 # the end of a catch-up: each key its rows' changes touched (`split_dirty`) said once, then the
 # triggers say each change again as it comes (`split_hold` emptied)
@@ -284,24 +292,27 @@ SPLIT_SAY = (
     "INSERT INTO split " + SPLIT_GROUP.format(where="key = ? AND project IS ?"),
 )
 SPLIT_DONE = ("DELETE FROM split_dirty", "DELETE FROM split_hold")
-# what changes whether a value stands, is current, when it stops being current, or what it says
-_WATCHED = (
-    "sup, ksup, forgotten, held, released, retired, pending, confirmed, expires, cold, wrote, seen, touched, "
-    "shown, ts, domain, project, key, kind, state, fp, said"
+# what changes whether a value stands, is current, when it stops being current (what the status
+# rules read), or which group it is in and what it says
+_WATCHED = ", ".join(
+    dict.fromkeys([*view.rule_columns(), "ts", "domain", "project", "key", "kind", "state", "fp", "said"])
 )
 # made after a build has filled `split` in one pass (`SPLIT_FILL`): a build's rows are not said one by one
 SPLIT_FILL = "INSERT INTO split " + SPLIT_GROUP.format(where="1")
-_KEYED = _keyed("NEW.")
-# A row counts in its key's group only while it stands: a change to a row that stands neither
+# A row counts in its key's group only while it stands: a change to a row that counts neither
 # before nor after changes no group and says nothing again. Each new value of a key re-points every
 # older version's `ksup` to the new head (and a sweep or a read stamps rows): saying the whole key
 # again for each of those rows made one append to a key of N versions N regroups of N rows.
-_COUNTS = f"({_stands('OLD.')}) OR ({_stands('NEW.')})"
-_IN = _stands("NEW.")
-_UP = f"{_KEYED} AND ({_COUNTS})"
+_IN = _counts("NEW.")
+_LEFT = _counts("OLD.")
+_UP = f"({_LEFT}) OR ({_counts('NEW.')})"
 SPLIT_TRIGGERS = f"""
 CREATE TRIGGER split_in AFTER INSERT ON rec WHEN {_IN} AND NOT {_HELD} BEGIN {_SAY_AGAIN} END;
-CREATE TRIGGER split_up AFTER UPDATE OF {_WATCHED} ON rec WHEN {_UP} AND NOT {_HELD} BEGIN {_SAY_AGAIN} END;
+CREATE TRIGGER split_up AFTER UPDATE OF {_WATCHED} ON rec WHEN ({_UP}) AND NOT {_HELD} BEGIN {_SAY_AGAIN} END;
+CREATE TRIGGER split_left AFTER UPDATE OF key, project ON rec WHEN {_MOVED} AND ({_LEFT}) AND NOT {_HELD}
+  BEGIN {_SAY_OLD_AGAIN} END;
 CREATE TRIGGER split_in_held AFTER INSERT ON rec WHEN {_IN} AND {_HELD} BEGIN {_NOTE} END;
-CREATE TRIGGER split_up_held AFTER UPDATE OF {_WATCHED} ON rec WHEN {_UP} AND {_HELD} BEGIN {_NOTE} END;
+CREATE TRIGGER split_up_held AFTER UPDATE OF {_WATCHED} ON rec WHEN ({_UP}) AND {_HELD} BEGIN {_NOTE} END;
+CREATE TRIGGER split_left_held AFTER UPDATE OF key, project ON rec WHEN {_MOVED} AND ({_LEFT}) AND {_HELD}
+  BEGIN {_NOTE_OLD} END;
 """

@@ -54,7 +54,7 @@ def put(path: Path, entry: dict[str, Any], *, within: Path | None = None) -> Non
     entry.setdefault("at", clock.format_ts(clock.now()))  # (as every time in the log)
     line = json.dumps(entry, ensure_ascii=False)
     try:
-        with fsio.exclusive_lock(_lock(path), PUT_WAIT, within=within):
+        with fsio.exclusive_lock(_lock(path), PUT_WAIT, within=within, what=f"the spool {path.name}", setting=False):
             _take_waiting(path, within)  # (they were said before this one)
             fsio.append_lines(path, [line.encode("utf-8")], within=within)
     except Locked:  # (a drain that takes long: never hold up the host behind it)
@@ -95,7 +95,7 @@ def drain(
         return True
     too_big(path)  # (said, never read as "another process drains it": it stays until a person splits it)
     try:
-        with fsio.exclusive_lock(_lock(path), LOCK_WAIT, within=within):
+        with fsio.exclusive_lock(_lock(path), LOCK_WAIT, within=within, what=f"the spool {path.name}", setting=False):
             return _drain(path, store, within, dropped)
     except OptmemError as err:
         if transient(err):

@@ -9,6 +9,11 @@ floats or ISO text it formats itself, and its `datetime`, `date`, `timedelta` an
 module's in either case. The modules a search loads import both from here: the same classes,
 functions and exceptions (`_sqlite3` is what `sqlite3` re-exports). Where the C modules are
 missing (an interpreter other than CPython), the standard modules are imported instead.
+
+No optmem module imports `sqlite3` itself (a test runs doctor and search to check): its Python
+part registers its date adapters in the C module's one table, so a process that imported it
+would bind a `date` or `datetime` that every other refuses (`ProgrammingError`) — what a
+statement can bind would depend on which module was imported first.
 """
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a search's path)

@@ -113,7 +113,9 @@ def _path_of(line: str) -> str:
 def _list_locked() -> Iterator[None]:
     """One change to the list at a time (two first writes may begin vaults at once)."""
     path = trust_file()
-    with fsio.exclusive_lock(path.with_name(path.name + ".lock"), LIST_LOCK_TIMEOUT):
+    with fsio.exclusive_lock(
+        path.with_name(path.name + ".lock"), LIST_LOCK_TIMEOUT, what=f"the list of vaults {path}", setting=False
+    ):
         yield
 
 

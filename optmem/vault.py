@@ -743,6 +743,7 @@ class Vault:
             self.settings.lock.timeout,
             within=self.root,
             folder=tree if tree.is_dir() else None,
+            what="the summary tree (held while `compact` or `purge` runs; appends and searches go on meanwhile)",
         )
 
     @contextmanager

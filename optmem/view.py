@@ -92,7 +92,34 @@ class _Rule(Value):
     status: Status
     test: Callable[[ViewRow, float], bool]
     sql: str  # over the index's `rec r`; `?` is "now" where it appears
-    uses_now: bool
+    # a rule time brings about: the time from which it holds (SQL over `rec r`, NULL: never), which
+    # its `sql` compares with now; None: a rule time alone never changes (its `sql` has no `?`)
+    since: str | None = None
+
+    @property
+    def uses_now(self) -> bool:
+        return self.since is not None
+
+
+_R_DOT = lazy(r"\br\.(?=(\w+))")  # a column of `rec r` in a rule's SQL (its name: group 1)
+
+
+def _timed(status: Status, test: Callable[[ViewRow, float], bool], since: str) -> _Rule:
+    """A rule that holds from a time on: its SQL is made from that time (`_Rule.since`)."""
+    return _Rule(status, test, f"({since} IS NOT NULL AND {since} <= ?)", since)
+
+
+def rule_columns() -> list[str]:
+    """The columns of `rec` the status rules read, each once (what changes a record's status)."""
+    return list(
+        dict.fromkeys(m.group(1) for rule in STATUS_RULES for m in _R_DOT.finditer(rule.sql + (rule.since or "")))
+    )
+
+
+def over(sql: str, row: str) -> str:
+    """A rule's SQL (over `rec r`) over another row: "" (the table unnamed), "NEW." or "OLD." in a
+    trigger (`schema`'s SQL of the split keys)."""
+    return _R_DOT.sub(row, sql)
 
 
 def is_expired(row: ViewRow, now: float) -> bool:
@@ -112,36 +139,20 @@ def is_cold(row: ViewRow, now: float) -> bool:
 # superseded even if it has also expired; a pending one that expired is expired. A removed hot
 # entry's journal line is `removed` only while nothing supersedes it (added again, replaced).
 STATUS_RULES: tuple[_Rule, ...] = (
-    _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0", False),
+    _Rule(Status.FORGOTTEN, lambda r, now: bool(r.forgotten), "r.forgotten != 0"),
     # held in quarantine until a person releases it, whatever else it would be (`optmem.quarantine`)
-    _Rule(Status.HELD, lambda r, now: bool(r.held) and not r.released, "(r.held != 0 AND r.released = 0)", False),
-    _Rule(
+    _Rule(Status.HELD, lambda r, now: bool(r.held) and not r.released, "(r.held != 0 AND r.released = 0)"),
+    _timed(
         Status.COLD,
         lambda r, now: is_cold(r, now),
-        "(r.cold IS NOT NULL AND r.cold <= ? AND r.cold > max(coalesce(r.wrote, r.ts, 0), coalesce(r.seen, 0), "
-        "coalesce(r.touched, 0), coalesce(r.shown, 0)))",
-        True,
+        "(CASE WHEN r.cold IS NOT NULL AND r.cold > max(coalesce(r.wrote, r.ts, 0), coalesce(r.seen, 0), "
+        "coalesce(r.touched, 0), coalesce(r.shown, 0)) THEN r.cold END)",
     ),
-    _Rule(
-        Status.SUPERSEDED,
-        lambda r, now: bool(r.sup or r.ksup),
-        "(r.sup IS NOT NULL OR r.ksup IS NOT NULL)",
-        False,
-    ),
+    _Rule(Status.SUPERSEDED, lambda r, now: bool(r.sup or r.ksup), "(r.sup IS NOT NULL OR r.ksup IS NOT NULL)"),
     # a removal with nothing after it (a replaced entry's removal is superseded by its new text)
-    _Rule(Status.REMOVED, lambda r, now: bool(r.retired), "r.retired != 0", False),
-    _Rule(
-        Status.EXPIRED,
-        lambda r, now: is_expired(r, now),
-        "(r.expires IS NOT NULL AND r.expires <= ?)",
-        True,
-    ),
-    _Rule(
-        Status.PENDING,
-        lambda r, now: bool(r.pending) and not r.confirmed,
-        "(r.pending != 0 AND r.confirmed = 0)",
-        False,
-    ),
+    _Rule(Status.REMOVED, lambda r, now: bool(r.retired), "r.retired != 0"),
+    _timed(Status.EXPIRED, lambda r, now: is_expired(r, now), "r.expires"),
+    _Rule(Status.PENDING, lambda r, now: bool(r.pending) and not r.confirmed, "(r.pending != 0 AND r.confirmed = 0)"),
 )
 
 LIVE = (Status.CURRENT, Status.PENDING)  # what a conflict is between

@@ -289,3 +289,21 @@ def test_a_search_imports_nothing_of_the_write_side(cli, vault, vault_path):
     for _ in range(2):  # (the first may read optmem.toml; the next reads its cache)
         res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
     assert "RC [0, 0, 0, 0] LOADED []" in res.stdout, res.stdout + res.stderr
+
+
+@pytest.mark.long
+def test_doctor_uses_the_same_sqlite3_as_a_search(cli, vault, vault_path):
+    """`sqlite3`'s Python part registers adapters for dates in the C module's one table: a process
+    that imported it binds a `datetime` a search's process refuses. No command imports it (doctor
+    with an index in step reads it too), so what a statement can bind never depends on which
+    command ran first."""
+    assert cli("append", "the staging server deploys from the release branch").exit_code == 0
+    assert cli("search", "staging").exit_code == 0  # (the index in step: doctor reads its rows)
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        "rc = run(['--vault', sys.argv[1], 'doctor', '--json'])\n"
+        "print('RC', rc, 'LOADED', [m for m in ('sqlite3', 'sqlite3.dbapi2') if m in sys.modules])\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
+    assert "RC 0 LOADED []" in res.stdout, res.stdout + res.stderr

@@ -119,6 +119,30 @@ def test_appends_go_on_while_the_summary_tree_is_being_compacted(vault, vault_pa
         assert blocked.exit_code == 3 and json.loads(blocked.stdout)["error"]["code"] == "locked"
 
 
+def test_a_lock_other_than_the_vaults_is_named_with_what_to_do(vault, vault_path, cli):
+    """The `locked` error names the lock that is held: the summary tree's (a `compact` runs: appends
+    go on) or a sync's (a wait of optmem's own: no setting to raise) — not "the vault is locked"
+    while the vault's lock is free (tester18)."""
+    from optmem import fsio
+    from optmem.errors import Locked
+    from optmem.integrations.sync import sync_lock
+
+    (vault_path / "optmem.toml").write_text("[lock]\ntimeout = 0.3\n", "utf-8")  # timeout under test
+    assert cli.json("append", "written before the holder")["status"] == "stored"
+    with fsio.exclusive_lock(vault_path / ".cache" / "tree.lock", 1):
+        said = cli.json("compact", code=3)["error"]["message"]
+    assert said.startswith("the summary tree (held while `compact` or `purge` runs; appends and searches go on")
+    assert "the vault is locked" not in said and "raise [lock] timeout" in said
+    with sync_lock(vault), pytest.raises(Locked) as got:
+        with sync_lock(vault, timeout=0.2):  # timeout under test: held here
+            pass
+    said = got.value.message
+    assert said.startswith("this clone's sync (held while `optmem sync` runs") and "process " in said, said
+    assert (
+        "the vault is locked" not in said and "[lock] timeout" not in said and "try again when it has finished" in said
+    )
+
+
 BIG_LOG = textwrap.dedent("""
     import json, sys
     with open(sys.argv[1], "w", encoding="utf-8") as fh:

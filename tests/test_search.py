@@ -787,3 +787,19 @@ def test_plain_search_output_lines_up_its_columns_by_display_width(cli, vault):
     column = width("     now  ") + 16 + 1  # (age, two spaces, 16 columns, a space)
     wide = width("     now  code/サービス基盤チーム ")  # (wider than the column: one space after it)
     assert sorted(starts) == [column] * 4 + [wide]
+
+
+def test_a_file_name_in_a_query_finds_what_names_it_not_every_hot_memory_entry(vault, cli):
+    """A hot-memory entry's key says where it is kept (`hot:MEMORY.md:…`), not what it says: its
+    words are not the entry's, so "docs/release.md" or "USER.md" matched every entry of the hot
+    files through "md" with no word of theirs to explain it (tester18 #11)."""
+    assert cli("add", "用户的名字叫小明。").exit_code == 0
+    assert cli("add", "--target", "user", "Prefers short answers with code first.").exit_code == 0
+    assert cli("append", "release steps are in docs/release.md").exit_code == 0
+    for query in ("docs/release.md", "md", "USER.md", "MEMORY.md"):
+        hits = cli.json("search", query)["hits"]
+        assert [h["text"] for h in hits] == ["release steps are in docs/release.md"], (query, hits)
+    # (an entry is still found by its own words)
+    assert [h["text"] for h in cli.json("search", "short answers code")["hits"]] == [
+        "Prefers short answers with code first."
+    ]

@@ -274,7 +274,14 @@ def sync_lock(vault: Vault, timeout: float = SYNC_WAIT) -> AbstractContextManage
     """One sync of a clone at a time: `.cache/sync.lock`, held on the clone's git directory too
     (as the vault lock is on the vault's folder), so a `.cache/` deleted while a sync runs lets no
     second one in (the vault is its work tree's top: `_top`)."""
-    return fsio.exclusive_lock(vault.cache("sync.lock"), timeout, within=vault.root, folder=_git_dir(vault.root))
+    return fsio.exclusive_lock(
+        vault.cache("sync.lock"),
+        timeout,
+        within=vault.root,
+        folder=_git_dir(vault.root),
+        what="this clone's sync (held while `optmem sync` runs: one sync of a clone at a time)",
+        setting=False,
+    )
 
 
 def _git_dir(top: Path) -> Path | None:
