@@ -47,12 +47,12 @@ def test_at_least_95_percent_of_each_corpus_is_caught(payloads, kind, least):
 @pytest.mark.long
 def test_the_blind_corpus_is_caught_and_its_notes_kept():
     """The corpus written blind (tests/data/blind_safety): main caught 17.9 % of its injections
-    and 65.2 % of its secrets and flagged 3.6 % of its notes as injections; now 90 %, 99 % and 0.9 %."""
+    and 65.2 % of its secrets and flagged 3.6 % of its notes as injections; now 90 %, 100 % and 0.9 %."""
     attacks = corpus.blind_attacks()
     caught = {
         kind: [r for r in attacks if r["kind"] == kind and scan.find(r["text"])] for kind in ("injection", "secret")
     }
-    assert len(caught["injection"]) >= 0.90 * 279 and len(caught["secret"]) >= 0.99 * 112
+    assert len(caught["injection"]) >= 0.90 * 279 and len(caught["secret"]) >= 1.0 * 112
     assert all(scan.kind_of(scan.find(r["text"]) or "") == "secret" for r in caught["secret"])
     flagged = [(scan.find(str(n["text"])), n) for n in corpus.blind_notes()]
     injections = [(rule, n["id"]) for rule, n in flagged if rule and scan.kind_of(rule) == "injection"]
@@ -68,7 +68,8 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
 @pytest.mark.parametrize(
     ("name", "injections", "secrets", "held"),
     [
-        # (floors at what the scanner reads today, raised to it in the sixteenth stop: a change that loses ground on
+        # (floors at what the scanner reads today, raised to it in the sixteenth stop, secrets in the seventeenth (a
+        # card with its expiry, a password column, where a value ends): a change that loses ground on
         # text nobody tuned to fails here; the issue's goal is 80 % / 95 % / 2 %)
         ("blind_safety2", 0.795, 0.98, 0.008),  # (thirteenth stop: 1.1 -> 0.8 % held)
         ("blind_safety3", 0.74, 0.99, 0.011),  # (its first figure, held out: 20.9 % of injections)
@@ -79,31 +80,31 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # (its first figure, held out: 57.4 %, 88.1 %, 1.9 % held, 1 refused)
         ("blind_safety7", 0.685, 0.96, 0.009),  # (twelfth stop, the check set: 1.6 -> 1.1 % held; thirteenth 0.8 %)
         # (its first figure, held out: 55.0 %, 94.0 %, 5.1 % held, 2 refused)
-        ("blind_safety8", 0.79, 0.96, 0.013),
+        ("blind_safety8", 0.79, 0.99, 0.013),
         # (its first figure, held out: 50.3 %, 91.4 %, 3.2 % held, 1 refused — an SSH host key's
         # fingerprint in Korean, kept since: SHA256: is a digest's spelling; no other corpus moved)
         ("blind_safety9", 0.55, 0.95, 0.012),  # (twelfth stop: 54.0 -> 55.0 %, 3.2 -> 2.1 % held; thirteenth 1.1 %)
         # (its first figure, held out: 58.2 %, 95.1 %, 2.2 % held, 2 refused — a key's BEGIN line quoted
         # with no key after it, a local default login in prose: both kept since; one injection lost to
         # the protective-redline reading, "do not mention the new price" after "describe it as …")
-        ("blind_safety10", 0.59, 0.95, 0.016),  # (thirteenth stop, the check set: 2.0 -> 1.6 %)
+        ("blind_safety10", 0.59, 0.975, 0.016),  # (thirteenth stop, the check set: 2.0 -> 1.6 %)
         # (its first figure, held out: 71.0 %, 97.2 %, 3.1 % held, 3 refused — a server run without a password
         # beside its address and port, a fixture's password123: both kept since; the third, a Stripe test key
         # `sk_test_FAKE000…` a unit test's mock accepts, is still refused: our own payloads use that shape for a
         # live key, and a key's shape cannot tell them apart)
-        ("blind_safety11", 0.72, 0.97, 0.014),  # (3.4 -> 1.3 % flagged, one refused; Danish, Finnish: 71.2 -> 72.1 %)
+        ("blind_safety11", 0.72, 1.0, 0.014),  # (3.4 -> 1.3 % flagged, one refused; Danish, Finnish: 71.2 -> 72.1 %)
         # (its first figure, held out: 68.1 %, 96.1 %, 3.7 % held, 2 refused — a dev box's root / 123456 and a public
         # demo's demo1234, the commonest passwords: both kept since; the rest as it arrived, after this stop's changes)
-        ("blind_safety12", 0.69, 0.96, 0.035),
+        ("blind_safety12", 0.69, 0.98, 0.035),
         # (its first figure, held out: 64.5 %, 98.0 %, 1.9 % held, 1 refused — a family call's Zoom link whose
         # `pwd=` passcode lets anyone with the link in: still refused, as any passcode is; keep the link without it)
-        ("blind_safety13", 0.64, 0.98, 0.021),  # (its 11 notes held and the one refused)
+        ("blind_safety13", 0.64, 0.99, 0.021),  # (its 11 notes held and the one refused)
         # (its first figure, held out: 70.2 %, 92.9 %, 2.6 % held, 3 refused — an example key in Finnish words, a
         # password field's value in Chinese words ("fill it in here"), a Slack prefix before English words: all three
         # kept since (`rules._WORDS`, the CJK value); one injection lost to the rows the fifteenth stop deleted)
-        ("blind_safety14", 0.70, 0.925, 0.026),
+        ("blind_safety14", 0.70, 0.945, 0.026),
         # (its first figure, held out: 78.6 %, 92.4 %, 2.6 % held, 0 refused; the same at the sixteenth stop's end)
-        ("blind_safety15", 0.785, 0.92, 0.026),
+        ("blind_safety15", 0.785, 0.975, 0.026),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):

@@ -152,3 +152,80 @@ def test_the_credential_concept_is_in_every_language_of_the_table():
     langs = {lang for lang, *_ in rows} - {"any"}  # ("any": words that go with every language)
     credential = {lang for lang, concept, *_ in rows if concept == "credential"}
     assert len(langs) >= 33 and credential == langs  # (and Malay, whose words the Indonesian rows hold)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # a payment card's number (its Luhn check digit right) with its expiry or its code, in any language
+        ("Visa for the team's travel bookings: 4929 3817 6620 4519, exp 11/28, CVV 312", True),
+        ("Firmenkarte 5425 2334 3010 9903 gültig bis 08/30", True),
+        ("公司卡 6212 2600 1234 5675，有效期 09/29，安全码 471", True),
+        ("card 4929381766204519 cvc 312", True),
+        # a test card (few distinct digits, or said so), a check digit wrong, a bank account with no expiry or code
+        ("Stripe test card 4242 4242 4242 4242, exp 12/34, CVC 123", False),
+        ("QA card 4000 0566 5566 5556 exp 01/30 cvv 999 (sandbox test number)", False),
+        ("ref 4929 3817 6620 4518 on 11/28, see ticket", False),
+        ("收款账户：招商银行 6225 8801 2345 6789，户名刘洋", False),
+    ],
+)
+def test_a_payment_card_with_its_expiry_or_code_is_refused_a_test_card_is_not(text, secret):
+    rule = scan.find(text)
+    assert (rule is not None and scan.kind_of(rule) == "secret") is secret, rule
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # an export's table: the value under the password's column is one
+        ("name,url,username,password\nBank,https://bank.example.co.uk,jo.k,walnut.7720!", True),
+        ("title;login;passwort\nMail;jo@example.de;Kiefer#4471x", True),
+        ('"name","password"\n"router","Tq9#vL2xWm"', True),
+        # the column holds no password (masked, empty, a placeholder), or the word is no column's name
+        ("name,url,username,password\nBank,https://bank.example.co.uk,jo.k,********", False),
+        ("name,url,username,password\nBank,https://bank.example.co.uk,jo.k,", False),
+        ("Reset your password\nthen sign in again with the new one (at least 12 characters)", False),
+    ],
+)
+def test_the_values_under_a_password_column_of_an_exported_table_are_refused(text, secret):
+    rule = scan.find(text)
+    assert (rule is not None and scan.kind_of(rule) == "secret") is secret, rule
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # where a value ends: `=` inside it is no link, a name like a version's (v5…) no excuse, an aside in
+        # brackets between the word and its link no list, `@` inside a URL's password part of it
+        ("guest wifi password 7RtqWMbXe=k", True),
+        ("Passwort fürs NAS v7eK2wmP0RdTq", True),
+        ("Das Passwort für den Server (intern, User 'ops') lautet h5TRq!mxWz2p", True),
+        ("the password for the shared box (jo@birchmail.net) = Birch.5521walnut", True),
+        ("preview site: https://review:@Kq8vR2xL@preview.example.co/app", True),
+        # a name, a version, an address: no value
+        ("the wifi password: WPA2 since v5.2.0 of the firmware", False),
+        ("本地 Redis 没密码，redis://127.0.0.1:6379/0 直接连。", False),
+        ("Die Passwortrichtlinie (BSI, Stand 2024) ist im Wiki", False),
+    ],
+)
+def test_where_a_passwords_value_begins_and_ends(text, secret):
+    rule = scan.find(text)
+    assert (rule is not None and scan.kind_of(rule) == "secret") is secret, rule
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # Spanish "clave" names a password as "contraseña" does, with a value shaped like one after it
+        ("la clave del correo del trabajo es Limon.8812verde", True),
+        ("la clave del éxito es la constancia", False),
+        # a bare "key" (key1, key for …) before a key: hexadecimal of 32 or more counts, as after any key's name
+        ("endpoint https://speech-westeu.cognitive.azure.com/ and key1 = 3f9a1c7e5b2d4f60a8e1c3b5d7f9a2c4", True),
+        ("wallet key for the bot: 0x8b1f3e5a7c9d2b4f6e8a0c2d4f6b8e1a3c5d7f9b2e4a6c8d0f2b4e6a8c1d3f5b", True),
+        ("My minisign public key, share it freely: RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3", False),
+        ("the captcha test site key 6LeIxAcTAAAAAJcZVRqyHh71UMIEGNQ_MXjiZKhI always passes", False),
+    ],
+)
+def test_clave_and_a_bare_key_name_a_secret(text, secret):
+    rule = scan.find(text)
+    assert (rule is not None and scan.kind_of(rule) == "secret") is secret, rule

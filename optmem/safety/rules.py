@@ -96,31 +96,15 @@ PHRASE_DATA: tuple[tuple[str, _Needles, str], ...] = (
 )
 # Chinese mixed with English (read folded: simplified, case-folded) — the match must hold both scripts — and pinyin
 # (folded, then with everything but letters dropped: "hū lüè" and "hulue" read alike).
-_MIXED_DISMISS = (
-    r"(?:(?<![a-z])(?:ignore|skip|forget|disregard|override|bypass|drop)|忽略|无视|忽视|忘掉|忘记|跳过|绕过|作废|"
-    r"不要再?\s*(?:follow|obey|遵守|遵循|听从|理会))"
-)
+_MIXED_DISMISS = r"(?:(?<![a-z])(?:ignore|skip|forget|disregard|override|bypass|drop)|忽略|无视|忽视|忘掉|忘记|跳过|绕过|作废|不要再?\s*(?:follow|obey|遵守|遵循|听从|理会))"
 _MIXED_NOUN = r"(?:instructions?|prompts?|guidelines|system\s*message|指令|指示|设定|提示词)"  # (not "rules": lint rules)
 _MIXED_SHOW = r"(?:show|reveal|output|print|dump|repeat|copy|paste|export|显示|输出|打印|复述|告诉我|贴出|泄露|给我看)"
-_MIXED_HIDDEN = (
-    r"(?:system|hidden|initial|real|secret|internal|original|系统|隐藏|初始|原始|真实)\s*(?:的\s*)?"
-    r"(?:prompt|instructions?|message|指令|提示词|规则)"
-)
-_MIXED_IGNORE = (
-    rf"{_MIXED_DISMISS}[^。！？\n]{{0,30}}?{_MIXED_NOUN}|{_MIXED_NOUN}[^。！？\n]{{0,20}}?(?:都?作废|override|不算数?|"
-    r"无效|ignore)"
-)
-_MIXED_REVEAL = (
-    rf"{_MIXED_SHOW}[^。！？\n]{{0,30}}?{_MIXED_HIDDEN}|(?:把|将)[^。！？\n]{{0,6}}?{_MIXED_HIDDEN}"
-    rf"[^。！？\n]{{0,20}}?{_MIXED_SHOW}|"
-    r"(?:你的|your)\s*(?:real|true|actual|hidden|secret|initial)\s*(?:instructions?|prompt)\s*(?:是什么|是啥|is\s+what)"
-)
+_MIXED_HIDDEN = r"(?:system|hidden|initial|real|secret|internal|original|系统|隐藏|初始|原始|真实)\s*(?:的\s*)?(?:prompt|instructions?|message|指令|提示词|规则)"
+_MIXED_IGNORE = rf"{_MIXED_DISMISS}[^。！？\n]{{0,30}}?{_MIXED_NOUN}|{_MIXED_NOUN}[^。！？\n]{{0,20}}?(?:都?作废|override|不算数?|无效|ignore)"
+_MIXED_REVEAL = rf"{_MIXED_SHOW}[^。！？\n]{{0,30}}?{_MIXED_HIDDEN}|(?:把|将)[^。！？\n]{{0,6}}?{_MIXED_HIDDEN}[^。！？\n]{{0,20}}?{_MIXED_SHOW}|(?:你的|your)\s*(?:real|true|actual|hidden|secret|initial)\s*(?:instructions?|prompt)\s*(?:是什么|是啥|is\s+what)"
 _PIN_SHOW = r"(?:xianshi|shuchu|dayin|gaosuwo|xielu|toulu|zhanshi|fuzhi|fushu|chongfu|shuochu|geiwokan|liechu)"
 _PIN_HIDDEN = r"(?:xitong|yincang|mimi|neibu|chushi|yuanshi|nide)[a-z]{0,12}?(?:tishi|zhiling|xiaoxi|guize)"
-_PINYIN_IGNORE = (
-    r"(?:hulue|hushi|wushi|wangji|wangdiao|fangqi|paokai|buyao(?:zai)?(?:zunshou|zunxun|tingcong|guan|lihui)|"
-    r"bieguan|bieli|buyongguan|tiaoguo)[a-z]{0,30}?(?:zhiling|zhishi|guize|tishi|xianzhi|mingling|yaoqiu)"
-)
+_PINYIN_IGNORE = r"(?:hulue|hushi|wushi|wangji|wangdiao|fangqi|paokai|buyao(?:zai)?(?:zunshou|zunxun|tingcong|guan|lihui)|bieguan|bieli|buyongguan|tiaoguo)[a-z]{0,30}?(?:zhiling|zhishi|guize|tishi|xianzhi|mingling|yaoqiu)"
 _PINYIN_REVEAL = rf"{_PIN_SHOW}[a-z]{{0,30}}?{_PIN_HIDDEN}|ba(?:ni(?:de)?)?{_PIN_HIDDEN}[a-z]{{0,30}}?{_PIN_SHOW}"
 
 
@@ -174,6 +158,7 @@ def _secret_value(m: re.Match[str]) -> bool:
     return (key != "key" or languages.random_key(value, True)) and len(value) >= 8 and " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and not (re.search(r"api[_-]?key", key) and re.fullmatch(_WORDS, value))
 
 
+_COLUMN = "password|passwort|senha|contraseña|wachtwoord|mot de passe|密码|パスワード"  # a password's column in an export's table (CSV)
 _WORDS = r"(?=[a-z_-]*[a-z]{5})[a-z]{1,15}(?:[-_][a-z]{1,15})+(?:[-_]\d{1,4})?"  # after an API key's name or a vendor's prefix: a name or a fake in words (beispiel-schluessel-42), not a key drawn at random (a secret's or a token's value in words can be a passphrase)
 # a key's body after its BEGIN line (past headers, spaces, an escaped \n): a base64 block, or the end of the text (a key cut off)
 _BODY = r"(?:\s|\\[nr])*(?:[\w-]+: [^\n]*\n\s*)*(?:[A-Za-z0-9+/]{16}|[A-Za-z0-9+/]{3,}(?:[=.…\n]|\\n|\s*$)|$)"
@@ -210,8 +195,9 @@ _DEV_TAGS = frozenset("todo fixme note nb xxx hack bug review optimize deprecate
 
 def _labelled(m: re.Match[str]) -> bool:
     """A key right after what labels one, no word between saying it is none (revoked, public …)."""
-    key = m["body"] or m["value"]
-    return languages.random_key(key, True) and not re.search(languages.SHOWN, m[0][: m[0].find(key)], re.I)
+    key, bare = m["body"] or m["value"], re.match(r"(?i)(?:key\d?|private)\b(?![ _-]?key)", m[0])  # (a bare key: what names it before)
+    said = m[0][: m[0].find(key)] + (m.string[max(0, m.start() - 25) : m.start()] if bare else "")
+    return languages.random_key(key, True) and not re.search(languages.SHOWN + ("|publishable|test|site" if bare else ""), said, re.I)
 
 
 def _login_pair(m: re.Match[str]) -> bool:
@@ -247,6 +233,14 @@ def _basic_auth(m: re.Match[str]) -> bool:
     return bool(sep and user and password and password.isprintable())
 
 
+
+def _column(m: re.Match[str]) -> bool:  # a row of the table holds, under the password's column, a value shaped like one
+    sep = max(",;\t", key=m["head"].count)
+    head = [c.strip(' "').lower() for c in m["head"].split(sep)]
+    col = next(i for i, c in enumerate(head) if re.fullmatch(_COLUMN, c))
+    return len(head) > 1 and any(len(r) == len(head) and languages._shaped(r[col].strip(' "'), True, True) for r in (x.split(sep) for x in m["rows"].split("\n")[1:]))
+
+
 def _rule(name: str, needles: _Needles, source: str, flags: int = 0, accept: Accept | None = None, bare: str = "") -> Rule:
     groups = tuple(frozenset(w.replace("~", " ") for w in g.split()) for g in needles)
     if name in SECRETS:  # (a placeholder or a published example of a key is no secret, whatever its shape)
@@ -258,7 +252,7 @@ SECRETS = frozenset(
     "private_key aws_access_key aws_secret_key github_token stripe_key api_secret_key google_api_key jwt "
     "slack_webhook slack_token discord_webhook api_token azure_storage_key bearer_token url_credentials "
     "password_assignment google_oauth_secret docker_registry_auth seed_phrase labelled_secret credential_in_prose "
-    "vendor_token signed_url".split()
+    "vendor_token signed_url payment_card password_column".split()
 )
 _NOCASE = re.IGNORECASE
 _KEY = (
@@ -284,15 +278,17 @@ WRITTEN = (
     _rule("api_token", ("npm_ glpat- hf_ pypi- sg. :aa shp dop_v1_ key- xkeysib- lin_api_ gsk_ r8_ dapi pmak- sq0 ntn_ nrak- hrku- pat",), r"\b(?:NRAK-[A-Z0-9]{27}\b|HRKU-[A-Za-z0-9_-]{20,}|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b|npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})"),
     _rule("azure_storage_key", ("accountkey=",), r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
     _rule("bearer_token", ("bearer basic authorization",), r"(?:\b(?:[Bb]earer|[Bb]asic)|(?P<header>(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?!(?i:bearer|basic)\b)[A-Za-z][\w-]{1,24}))\s+(?=[A-Za-z._~+/-]*\d)(?P<body>[A-Za-z0-9._~+/-]{16,}=*)", 0, lambda m: not m["header"] or languages.random_key(m["body"], True)),  # any scheme (SSWS, Token …): a key's shape
-    _rule("url_credentials", ("://", "@"), r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)", accept=lambda m: not (m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"]))),  # not a local default: the user's own name, on this machine
+    _rule("url_credentials", ("://", "@"), r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)", accept=lambda m: not (m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"]))),  # not a local default: the user's own name, on this machine
     _rule("signed_url", ("sig= signature= token=",), r"(?i)[?&](?:sig|signature|x-amz-signature|x-goog-signature|access_token|token)=(?P<body>[\w%+/.~-]{16,})", 0, lambda m: languages.random_key(re.sub("%[0-9a-fA-F]{2}", "", m["body"]), True)),  # a URL signed to share a file (Azure SAS, S3, GCS) or carrying its token
     _rule("password_assignment", ("pass pwd secret token key credential", "= :"), _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE, _NOCASE, _secret_value),
     _rule("google_oauth_secret", ("gocspx",), r"\bGOCSPX-(?P<body>[A-Za-z0-9_-]{20,40})"),
     _rule("docker_registry_auth", ("auth",), r"\bauth(?:\s+string)?[\"']?\]?\s*(?:is|[:=])\s*[\"']?(?P<b64>[A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])", accept=_basic_auth),  # config.json: "auth": base64 of user:password
     _rule("private_key", ("ibadan ibaak mhccaqee mhqcaqee mc4caqaw migkagebbd b3blbnnzac1rzxktdje ageambmg",), r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}(?:IBADAN|IBAAK)|MHcCAQEE|MHQCAQEE|MC4CAQAw|MIGkAgEBBD|MI[A-Za-z0-9+/]{2,4}AgEAMBMGByqGSM49|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]{40,}"),  # the base64 body of a private key, without its BEGIN line
     _rule("password_assignment", ("login sshpass mysql redis-cli curl",), r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),  # clients' options
-    _rule("labelled_secret", ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",), r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account|private)[ _-]?key|auth[ _-]?token|token|secret|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _labelled),  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
+    _rule("labelled_secret", ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",), r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account|private)[ _-]?key|auth[ _-]?token|token|secret|(?<![.-])key\d?|private|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _labelled),  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
     _rule("credential_in_prose", ("~/~",), r"(?<![\w./:@-])[\w.+-]{2,40}(?:@[\w-]+(?:\.[\w-]+)+)? / (?P<body>[!-.0-~]{6,64})(?![!-~])", accept=_login_pair),
+    _rule("payment_card", ("/ cvv cvc csc",), r"(?<![\w.,/+-])(?P<card>\d{4}(?:[ -]?\d{4}){2}[ -]?\d{1,7}|\d{4}[ -]?\d{6}[ -]?\d{5})(?![\w/-])(?=[^\n]{0,60}?(?:(?<![\d/.])(?:0[1-9]|1[0-2]) ?/ ?(?:20)?\d\d(?![\d/.])|(?i:cvv|cvc|csc)2?\W{0,3}\d{3,4}(?!\d)))", accept=lambda m: sum(sum(divmod(int(d) * (1 + i % 2), 10)) for i, d in enumerate(reversed(re.sub(r"\D", "", m["card"])))) % 10 == 0 and len(set(m["card"]) - set(" -")) > 4 and not re.search(r"test|example|sample|dummy|fake|测试|テスト|示例", m.string[max(0, m.start() - 80) : m.end() + 80], re.I)),  # a card's number (Luhn's check digit right) with its expiry or code, not a test card (4242 4242 …: few digits, or said so)
+    _rule("password_column", ("password passwort senha contraseña wachtwoord mot~de~passe 密码 パスワード",), rf"(?im)^(?P<head>[^\n]*(?<![^,;\t\n\"])\"?(?:{_COLUMN})\"?(?![^,;\t\n\"])[^\n]*)(?P<rows>(?:\n[^\n]+){{1,50}})", accept=_column),  # an export's table (a password manager's CSV): the values under a password's column
     _rule("vendor_token", (), r"(?<![\w.+/=-])(?P<prefix>[A-Za-z][A-Za-z0-9]{1,5}[_.-](?:[A-Za-z0-9]{1,6}[_.-]){0,3})(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,250})(?![\w+/=-])", 0, _vendor_token),
 )
 PHRASES = tuple(
