@@ -139,10 +139,10 @@ def named(terms: list[str]) -> tuple[Kin, ...]:
     """The groups the query's terms name (a name of the group all of whose tokens are among them),
     each with the group's other terms: those the query does not hold already."""
     held = frozenset(terms)
-    at = _naming(held)
-    if not at:
+    where = _naming(held)
+    if not where:
         return ()  # (most queries: the groups are not read)
-    lex = _read(at)
+    lex = _read(where)
     asked: dict[int, list[Phrase]] = {}
     for t in held:
         for entry in lex.names[t].split("\n") if t in lex.names else ():

@@ -1,5 +1,4 @@
-"""Character tables: what is invisible, what is a control character, and how the phrase rules fold look-alike,
-full-width and traditional characters.
+"""Character tables: what is invisible, what is a control, how the phrase rules fold look-alike, wide, old forms.
 
 Invisible characters are Unicode's Default_Ignorable_Code_Point set plus the rest of the format category Cf, except
 where real text needs them (`allowed_invisible`): a zero-width joiner inside an emoji sequence (👩‍💻) and ZWJ/ZWNJ
@@ -51,8 +50,7 @@ INVISIBLE_CHAR = re.compile(f"[{INVISIBLE}]")
 
 @functools.cache
 def fold_table() -> dict[int, str]:
-    """Look-alikes, traditional characters, regional indicators and the braille blank, as
-    `str.translate` takes them (built once, on the first scan of a non-ASCII text)."""
+    """Look-alikes, traditional characters, regional indicators, the braille blank: for `str.translate`, built once."""
     table = {ord(p[0]): p[1:] for p in (_CONFUSABLES + _TRADITIONAL).split()}
     for first in (0x1F130, 0x1F150, 0x1F170, 0x1F1E6):  # squared, negative circled and squared letters, flags'
         table.update({first + i: chr(ord("a") + i) for i in range(26)})

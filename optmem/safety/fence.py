@@ -88,15 +88,13 @@ _MARKUP = lazy(
 _OPENERS, _CLOSERS = "<«⟨⟪〈《≪⋘❮❰⧼‹", ">»⟩⟫〉》≫⋙❯❱⧽›"
 _ANGLES = lazy(f"[{_OPENERS[:-1]}]+|[{_CLOSERS[:-1]}]+")  # (‹ and › are what they become)
 _WEIGHT, _ANGLED = {c: 2 for c in "«⟪《≪»⟫》≫"} | {"⋘": 3, "⋙": 3}, frozenset(_OPENERS[:-1] + _CLOSERS[:-1])
-# the fence's words, anywhere (also quoted already: ‹…›, kept), on one line, any marks but angles between them (those
-# are quoted on their own; ‹ › are what they became)
+# the fence's words anywhere (quoted already, ‹…›, too), on one line, any marks but angles between (quoted alone)
 _GAP = rf"(?:[^\w\n{_OPENERS[:-1]}{_CLOSERS[:-1]}]|_)"
 _SEP = _GAP + "{0,5}"
 _EDGE = r"(?<![a-z0-9])(?<![a-z0-9]›)"  # "end" as a word (after a word quoted, as it was before)
 _WORDS = lazy(rf"‹?(?P<w>(?:{_EDGE}end{_SEP})?optmem{_SEP}recalled{_SEP}memory|{_EDGE}end{_SEP}optmem)›?", re.I)
-# at a line start (also after a written \n, as JSON text shows a line break), after any marks (> - * • | ( ` # and
-# spaces of any kind): a role label before its colon ("(System):", "System :"), a Markdown heading's #s, or the start
-# of one of our titles
+# at a line start (or after a written \n, JSON's line break), after any marks (> - * • | ( ` # and spaces of any
+# kind): a role label before its colon ("(System):", "System :"), a Markdown heading's #s, or one of our titles' start
 _START = r"(?:^|(?<=\\n))(?P<lead>(?:(?![‹\n{no}])[\W_]){{0,16}}?)"
 _ROLE_LINE = lazy(_START.format(no="") + rf"(?P<q>{_ROLES})(?![a-z0-9])(?=[^\w\n:›]{{0,4}}:)", re.I | re.M)
 _HEADING = lazy(_START.format(no="#") + r"(?P<q>#+)(?=[^\S\n]|$)", re.MULTILINE)
@@ -174,12 +172,10 @@ def _spans(folded: str, edged: str | None = None) -> list[tuple[int, int, str | 
     return spans
 
 
-# The first word of each title, in lower case: a line that starts like a title holds it (`_title_line`'s first pattern
-# is case blind: after `_AS_ASCII`, its matches are these words in lower case). A text holding none of them needs
-# neither of the title patterns — ~4M instructions to make, in a process that defuses a few hits.
-_TITLE_WORDS = tuple(dict.fromkeys(title.split(None, 1)[0].lower() for title in TITLES.values()))
-# the letters other than ASCII ones a case-blind pattern matches to an ASCII letter (İ ı → i, ſ → s, K → k)
-_AS_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+# A title's first word, lower case: a text holding none (`_AS_ASCII`: what a case-blind pattern reads as ASCII, İ ı ſ K)
+# needs neither title pattern (~4M instructions to make, in a process that defuses a few hits)
+_TITLE_WORDS = tuple({t.split(None, 1)[0].lower(): 0 for t in TITLES.values()})
+_AS_ASCII = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
 
 
 def _title_check(folded: str) -> tuple[re.Pattern[str], bool]:
@@ -187,8 +183,7 @@ def _title_check(folded: str) -> tuple[re.Pattern[str], bool]:
     low = (folded if folded.isascii() else folded.translate(_AS_ASCII)).lower()
     if not any(word in low for word in _TITLE_WORDS):
         return _HEADING, False  # (a pattern not run)
-    first, title = _title_line()
-    return title, first.search(folded) is not None
+    return _title_line()[1], _title_line()[0].search(folded) is not None
 
 
 SHORT = 64  # characters: a string this long or shorter is defused once per process (`defuse`)

@@ -700,7 +700,7 @@ PLACEHOLDER = (  # what stands for a secret, not one (also for rules' key = valu
     r"undefined|string|str|bytes|required|optional|redacted|\[redacted\]|hidden|secret|123456(?:789?)?|(?:password|"
     r"passwd|pass|pwd|admin|changeme|qwerty|letmein|welcome|test|root|demo)(?:1|12|123|1234)?|example|your[_-]?\w*|\w+_here"
 )
-_LINK = r"(?<!\d)(?<!localhost):|(?<![!-~])=|=(?![!-~])|：|\s[—–-]+>?\s|\b(?:is|was|are|ist|lautet|es|est|era|é|è|là|adalah|to|är|er|jest|je|este)\b|是|为|は|는|은|है|هي"
+_LINK = r"(?<!\d)(?<!localhost):|[=：]|\s[—–-]+>?\s|\b(?:is|was|are|ist|lautet|es|est|era|é|è|là|adalah|to|är|er|jest|je|este)\b|是|为|は|는|은|है|هي"
 _STOP = (  # words that point to a secret elsewhere, or speak about one
     r"reset|rotat|chang|expir|polic|manager|length|requir|hash|field|prompt|page|screen|ticket|error|charac|chars|"
     r"digit|minim|least|stored|saved|vault|1password|bitwarden|keepass|lastpass|keychain|generat|strength|hint|"
@@ -709,7 +709,7 @@ _STOP = (  # words that point to a secret elsewhere, or speak about one
 _NOT_SECRET = (  # names, placeholders, paths, addresses, dates, versions, tickets, hashes, quantities
     r"(?i:1password|bitwarden|keepass\w*|lastpass|keychain)|[\w.-]*\.(?:[a-z]{2,4}|local|internal|cluster|corp)|[/~%{<\[(&*#|^@].*|\$\{.*|\$[A-Z_][A-Z0-9_]*|[A-Z0-9]+(?:_[A-Z0-9]+)+|[\w.+-]+@[\w-]+\.[\w.-]+|\w+://\S*|\d{4}-\d\d(?:-\d\d\S*)?|(?:localhost|[\d.]+|[\w-]+(?:\.[\w-]+)+):\d{2,5}"
     r"|\d{1,2}[:.]\d\d(?:[:.]\d\d)?|[A-Z]{2,}[#-]?\d{1,5}|[vV]?\d+(?:\.\d+)+\S*|[A-Z]{2,10}-\d+|[0-9a-f]{12,}|\d+(?:ms|s|h|d|px|k[bm]?|mb|gb|x|%)"
-    r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+(?:[a-z\d_.-]*|[A-Z\d_.-]*)"
+    r"|(?i:sha|md|base|utf|ipv|http|oauth|tls|ssl|wpa|aes|rsa|ed|x|amd|arm|win|ios|py|python|node|php|es|v)\d+[\w.-]*"
     r"|[a-z]?[A-Z]{2,}[a-z]{0,3}\d{1,2}|.*%(?:[2-7][0-9A-Fa-f]|0[aAdD]|[-.\d]*l?[sdifxcXF](?![A-Za-z])).*"  # SOCKSv5, IPv6; %0A, %20, %s (not %01)
     r"|[a-z]+(?:_[a-z0-9]+){2,}|.*[()\[\]{}<>\"'`=|].*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # code
 )

@@ -46,9 +46,8 @@ def forms(text: str) -> tuple[str, str]:
 
 
 def fold(text: str, decomposed: str | None = None) -> str:
-    """`text` as the phrase rules read it: look-alikes, width, case, invisibles and the
-    traditional characters of the Chinese rules normalised away; spaces collapsed, line breaks
-    kept (role markers sit at line starts), blank lines dropped. `decomposed`: its NFKD."""
+    """`text` as the phrase rules read it: look-alikes, width, case, invisibles, the Chinese rules' traditional forms
+    normalised away; spaces collapsed, line breaks kept (role markers start lines), no blanks. `decomposed`: NFKD."""
     if text.isascii():
         folded = text.lower()
     else:
@@ -95,8 +94,7 @@ def collapsed(folded: str) -> tuple[str, list[tuple[int, int]]]:
 
 
 def spoken(text: str, wide: str) -> str:
-    """`text` as the table of languages reads it: NFKC (`wide`), case-folded, invisible
-    characters dropped, spaces collapsed — its own letters kept (a Cyrillic о is not an o here)."""
+    """`text` as the languages table reads it: NFKC (`wide`), case-folded, invisibles out, spaces collapsed."""
     return " ".join(INVISIBLE_CHAR.sub("", wide).casefold().replace("\\n", " ").split())  # (and JSON's \\n)
 
 
@@ -122,8 +120,8 @@ def decoded(text: str) -> list[tuple[str, str]]:
 
 
 def _decode(encoding: str, run: str) -> str | None:
-    """The text a base64, hex or base32 `run` encodes; of bytes that are no text, a private key's
-    BEGIN line they begin with (its DER body follows); else None."""
+    """The text a base64, hex or base32 `run` encodes; of bytes that are no text, a private key's BEGIN line (its DER
+    body follows); else None."""
     import binascii
 
     try:

@@ -31,9 +31,8 @@ _ZH_REFX = "(?:之前|以前|此前|先前|早先|早前|上面|上述|上文|�
 _ZH_REF = _ZH_REFX[3:-1] + "|所有|全部|一切|任何"
 _ZH_OBJ = "(?:指令|指示|提示词?|规则|要求|命令|设定|约束|限制|准则|规定|守则|内容|说明|政策|策略|规范|安排|一切|东西|话|对话|上下文|prompt|instructions?|rules?)"
 
-# Needles: words a hit must contain — one word of each group (a string of words, `~` for a space)
-# — in the lower-cased text. One pass of an Aho–Corasick automaton finds every needle a reading
-# holds; only the rules whose needles are all there run.
+# Needles: words a hit must contain — one word of each group (a string of words, `~` for a space) — in the lower-cased
+# text. One pass of an Aho–Corasick automaton finds every needle a reading holds; only rules whose needles are all run.
 _Needles = tuple[str, ...]
 _VERBS = "ignore disregard forget bypass dismiss discard abandon neglect overlook mind attention heed aside throw follow obey respect honor honour adhere comply listen"
 _OBJS = "instruction prompt rule direction directive guideline guidance command order constraint restriction guardrail polic programming context conversation limitation safeguard ethic principle"
@@ -149,9 +148,8 @@ def _secret_value(m: re.Match[str]) -> bool:
     bare = not (groups.get("dq") or groups.get("sq"))
     if (bare and m.string[m.end() : m.end() + 1] == "(") or not (value := value.rstrip(".,;:!?") if bare else value):
         return False  # a call (password=getpass(…)), or nothing left
-    # a path or code: settings.DB_PASSWORD
     if bare and (value[0] in "$~./%{<[(!&*@#" or re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", value)):
-        return False
+        return False  # a path or code: settings.DB_PASSWORD
     if any(k in key for k in "password passwd passphrase pwd 密码 口令".split()) or key.endswith("pass"):  # (a value in CJK words: what to fill in)
         return not re.search(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{2}", value) and len(value) >= (6 if bare else 4) and (not bare or bool(re.search(r"\d|[^\w\s]", value)))
     # token/secret/key names also label non-secrets (max_token=4096, secret: db-creds, object_key)
@@ -233,7 +231,6 @@ def _basic_auth(m: re.Match[str]) -> bool:
     return bool(sep and user and password and password.isprintable())
 
 
-
 def _column(m: re.Match[str]) -> bool:  # a row of the table holds, under the password's column, a value shaped like one
     sep = max(",;\t", key=m["head"].count)
     head = [c.strip(' "').lower() for c in m["head"].split(sep)]
@@ -278,7 +275,7 @@ WRITTEN = (
     _rule("api_token", ("npm_ glpat- hf_ pypi- sg. :aa shp dop_v1_ key- xkeysib- lin_api_ gsk_ r8_ dapi pmak- sq0 ntn_ nrak- hrku- pat",), r"\b(?:NRAK-[A-Z0-9]{27}\b|HRKU-[A-Za-z0-9_-]{20,}|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b|npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})"),
     _rule("azure_storage_key", ("accountkey=",), r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
     _rule("bearer_token", ("bearer basic authorization",), r"(?:\b(?:[Bb]earer|[Bb]asic)|(?P<header>(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?!(?i:bearer|basic)\b)[A-Za-z][\w-]{1,24}))\s+(?=[A-Za-z._~+/-]*\d)(?P<body>[A-Za-z0-9._~+/-]{16,}=*)", 0, lambda m: not m["header"] or languages.random_key(m["body"], True)),  # any scheme (SSWS, Token …): a key's shape
-    _rule("url_credentials", ("://", "@"), r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)", accept=lambda m: not (m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"]))),  # not a local default: the user's own name, on this machine
+    _rule("url_credentials", ("://", "@"), r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)", accept=lambda m: not (m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"]))),  # not a local default: the user's own name, on this machine
     _rule("signed_url", ("sig= signature= token=",), r"(?i)[?&](?:sig|signature|x-amz-signature|x-goog-signature|access_token|token)=(?P<body>[\w%+/.~-]{16,})", 0, lambda m: languages.random_key(re.sub("%[0-9a-fA-F]{2}", "", m["body"]), True)),  # a URL signed to share a file (Azure SAS, S3, GCS) or carrying its token
     _rule("password_assignment", ("pass pwd secret token key credential", "= :"), _KEY + r"[\"']?\s*(?:=>|:=|[:=])\s*" + _VALUE, _NOCASE, _secret_value),
     _rule("google_oauth_secret", ("gocspx",), r"\bGOCSPX-(?P<body>[A-Za-z0-9_-]{20,40})"),
