@@ -13,6 +13,7 @@ last, and never silently.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 
 from optmem import clock, view
 from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, clip
@@ -466,7 +467,7 @@ def _handoff(
     `domain` first, if given — then the latest of each other domain that wrote one, newest first
     (`handoff.latest_per_domain`: neither another agent's handoff nor `--domain` hides an agent's
     open items). A handoff of the same domain written before the latest that no one had read
-    when the latest was written (`Handoff.unread`: another session's, tester18 #7) has its open
+    when the latest was written (`Handoff.unread`: tester18 #7) has its open
     items in the latest's part, said so; one written beside it on another machine has a part of
     its own. For a HANDOFF.md that cannot be read, a line saying so (the rest of the block still
     comes) and a warning for the caller — one bad handoff costs its own line, nothing more."""
@@ -487,14 +488,16 @@ def _handoff(
             )
         ]
     out: list[tuple[str, list[str], list[str]]] = []
+    latest: dict[str | None, int] = {}  # a domain's latest handoff: its part
     for h in found:
         # what to do next matters most to the next session, so it comes first (and is cut last)
         items = [f"- next: {_line(i)}" for i in h.next] + [f"- blocked: {_line(i)}" for i in h.blocked]
-        if h.beside and h.unread and out and items:  # (its open items: in the part of the latest it came before)
+        if h.beside and h.unread and h.domain in latest and items:  # (its open items: in its latest's part)
             by = " (an agent's)" if h.origin == "agent" else ""
             said = UNREAD.format(id=_id(h.id or ""), time=_line(h.time), by=by)
-            out[-1][1].extend([said, *items])
-            out[-1][2].extend([h.id or ""] * (len(items) + 1))
+            _, lines, ids = out[latest[h.domain]]
+            lines.extend([said, *items])
+            ids.extend(["", *[h.id or ""] * len(items)])  # (its heading alone reads none of it)
             continue
         if h.beside:  # written beside the latest, on another machine (`handoff.beside`): its open items
             title = TITLES["handoff_beside"].format(project=project, time=_line(h.time), id=_id(h.beside))
@@ -508,14 +511,14 @@ def _handoff(
         else:
             title = TITLES["handoff"].format(project=project, time=_line(h.time))
         title += " (edited by hand)" if h.edited else BY_AGENT if h.origin == "agent" else ""
+        latest[h.domain] = len(out)
         out.append((title, items, [h.id or ""] * len(items)))
     return out
 
 
 # the open items of a handoff written before the latest that its writer had not read (`Handoff.unread`)
 UNREAD = (
-    "- still open in the handoff {id}{by} of {time}, written before this one by another session; "
-    "this one's writer had not read it:"
+    "- still open in the handoff {id}{by} of {time}, written before this one and not read before it was written:"
 )
 
 
@@ -745,8 +748,13 @@ def build(
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)
-    # (and each handoff it shows was read: one written after it follows it — `handoff._seen_by`)
-    shown = [i for s in sections if s.name in ("facts", "records", "found", "handoff") for i in s.ids[: len(s.items)]]
+    # (and each handoff it shows whole was read: one written after it follows it — `handoff._seen_by`; a handoff
+    # whose open items the budget cut was not, or they would be followed unseen)
+    shown = [i for s in sections if s.name in ("facts", "records", "found") for i in s.ids[: len(s.items)]]
+    for s in sections:
+        if s.name == "handoff":
+            kept = Counter(s.ids[: len(s.items)])
+            shown += [i for i, n in Counter(s.ids).items() if kept[i] == n]
     shown = [i for i in shown if i]
     if shown:  # what a session starts with was recalled: it stays warm
         from optmem import lifecycle

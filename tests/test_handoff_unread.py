@@ -34,7 +34,7 @@ def test_an_mcp_agents_handoff_does_not_hide_the_cli_agents_open_items(cli: Any,
 
     items = _handoff_items(cli.json("context", "-p", "web"))
     assert items[:2] == ["- next: publish the docs", "- done: wrote the docs"], items
-    assert items[2].startswith(f"- still open in the handoff {cli_id[-8:]}") and "had not read it" in items[2]
+    assert items[2].startswith(f"- still open in the handoff {cli_id[-8:]}") and "not read before it was written" in items[2]
     assert items[3:] == ["- next: drop the old column"], items
     read = cli.json("handoff", "read", "-p", "web")["handoffs"]
     assert [(h["id"], h.get("beside"), h.get("unread")) for h in read] == [
@@ -42,7 +42,7 @@ def test_an_mcp_agents_handoff_does_not_hide_the_cli_agents_open_items(cli: Any,
         (cli_id, mcp_id, True),
     ]
     told = cli("handoff", "read", "-p", "web").stdout
-    assert f"written before the latest, {mcp_id[-8:]}, by another session" in told and "on another machine" not in told
+    assert f"written before the latest, {mcp_id[-8:]}, and not read before" in told and "on another machine" not in told
 
     # the next session read both (the context above): its handoff follows both, and nothing stands beside it
     third = cli.json("handoff", "write", "-p", "web", "--done", "dropped the old column")["handoff"]["id"]
@@ -70,3 +70,23 @@ def test_a_read_only_listing_is_no_read(cli: Any, vault_path: Path) -> None:
     cli.json("handoff", "list")
     cli.json("handoff", "write", "-p", "web", "--next", "ship it")
     assert "rotate the key" in cli("context", "-p", "web").stdout
+
+
+def test_a_handoff_whose_open_items_the_budget_cut_was_not_read(cli: Any, vault_path: Path) -> None:
+    """review21 #1: a block with room for the "still open in …" line but not for the items under it
+    did not read that handoff — the next handoff must not follow it, or its items vanish unseen."""
+    long = "migrate cron: every job of the billing and reporting hosts moves to the scheduler service, one by one"
+    first = cli.json("handoff", "write", "-p", "api", "--next", "rotate TLS certificates", "--next", long)
+    first_id = first["handoff"]["id"]
+    cli.json("handoff", "write", "-p", "api", "--next", "write release notes")
+    cut = None
+    for budget in range(300, 1500, 10):
+        items = _handoff_items(cli.json("context", "-p", "api", "--budget", str(budget)))
+        heading = any(i.startswith(f"- still open in the handoff {first_id[-8:]}") for i in items)
+        if heading and f"- next: {long}" not in items:
+            cut = budget
+            break
+    assert cut is not None
+    cli.json("handoff", "write", "-p", "api", "--next", "ship 2.1")
+    text = cli("context", "-p", "api").stdout
+    assert "rotate TLS certificates" in text and long in text, text

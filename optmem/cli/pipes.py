@@ -31,8 +31,7 @@ BESIDE_SAID = (
 
 # one written before the latest, here, that nobody had read when the latest was written (`Handoff.unread`)
 UNREAD_SAID = (
-    "(written before the latest, {id}, by another session; the latest's writer had not read it: its open items "
-    "still stand)"
+    "(written before the latest, {id}, and not read before the latest was written: its open items still stand)"
 )
 
 
