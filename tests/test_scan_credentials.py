@@ -225,3 +225,27 @@ def test_where_a_passwords_value_begins_and_ends(text, secret):
 def test_clave_and_a_bare_key_name_a_secret(text, secret):
     rule = scan.find(text)
     assert (rule is not None and scan.kind_of(rule) == "secret") is secret, rule
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # review21: a number named as something else than a card, beside a date, is no card
+        "New phone IMEI 490154203237518, bought 03/24 at the Apple store",
+        "Samsung IMEI: 356938035643809 (warranty until 06/27)",
+        "Order 4027 1835 0291 8431 ships 12/09",
+        "Amazon order #4027183502918431 delivered on 11/28",
+        # a password column that says the password's state, not the password
+        "user,password\nalice,reset-required\nbob,expired-2024",
+        "account,password,status\nalice,changed 2024-03-01,ok",
+        "app,password\nmail,rotated-Q3",
+        "system,password\nvpn,see 1Password vault entry VPN-2024",
+        # a bare key that names a cache's, a sort's, a commit's or a checksum's
+        "Cache key 7c9e6679-7425-40de-944b-e07fc1f97f51 for the dashboard query",
+        "key 5f3c2a1b9e8d7c6b5a4f3e2d1c0b9a8f is the md5 of the release tarball",
+        "Sort key: evt_01HF3K2M9XQ8Z7P6N5R4T3W2V1 is the first event",
+        "commit key 3e1f5a7c9b2d4e6f8a0c1e3f5a7b9c2d4e6f8a0e",
+    ],
+)
+def test_numbers_columns_and_keys_that_are_no_secret_pass(text):
+    assert scan.find(text) is None

@@ -194,8 +194,8 @@ _DEV_TAGS = frozenset("todo fixme note nb xxx hack bug review optimize deprecate
 def _labelled(m: re.Match[str]) -> bool:
     """A key right after what labels one, no word between saying it is none (revoked, public …)."""
     key, bare = m["body"] or m["value"], re.match(r"(?i)(?:key\d?|private)\b(?![ _-]?key)", m[0])  # (a bare key: what names it before)
-    said = m[0][: m[0].find(key)] + (m.string[max(0, m.start() - 25) : m.start()] if bare else "")
-    return languages.random_key(key, True) and not re.search(languages.SHOWN + ("|publishable|test|site" if bare else ""), said, re.I)
+    said = m[0][: m[0].find(key)] + (m.string[max(0, m.start() - 25) : m.start()] + " " + m.string[m.end() : m.end() + 40] if bare else "")
+    return languages.random_key(key, True) and not re.search(languages.SHOWN + ("|publishable|test|site|cache|sort|primary|partition|idempotency|commit|md5|sha\\d*|uuid|guid|etag|object|lookup" if bare else ""), said, re.I)
 
 
 def _login_pair(m: re.Match[str]) -> bool:
@@ -235,7 +235,7 @@ def _column(m: re.Match[str]) -> bool:  # a row of the table holds, under the pa
     sep = max(",;\t", key=m["head"].count)
     head = [c.strip(' "').lower() for c in m["head"].split(sep)]
     col = next(i for i, c in enumerate(head) if re.fullmatch(_COLUMN, c))
-    return len(head) > 1 and any(len(r) == len(head) and languages._shaped(r[col].strip(' "'), True, True) for r in (x.split(sep) for x in m["rows"].split("\n")[1:]))
+    return len(head) > 1 and any(len(r) == len(head) and languages._shaped(c := r[col].strip(' "'), True, True) and " " not in c and not re.match(r"(?i)(?:expired|rotated|changed|reset|required|see|never|none|n/?a|unknown|disabled|locked|pending|unset|default|same|tbd)\b", c) for r in (x.split(sep) for x in m["rows"].split("\n")[1:]))
 
 
 def _rule(name: str, needles: _Needles, source: str, flags: int = 0, accept: Accept | None = None, bare: str = "") -> Rule:
@@ -284,7 +284,7 @@ WRITTEN = (
     _rule("password_assignment", ("login sshpass mysql redis-cli curl",), r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),  # clients' options
     _rule("labelled_secret", ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",), r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account|private)[ _-]?key|auth[ _-]?token|token|secret|(?<![.-])key\d?|private|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _labelled),  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
     _rule("credential_in_prose", ("~/~",), r"(?<![\w./:@-])[\w.+-]{2,40}(?:@[\w-]+(?:\.[\w-]+)+)? / (?P<body>[!-.0-~]{6,64})(?![!-~])", accept=_login_pair),
-    _rule("payment_card", ("/ cvv cvc csc",), r"(?<![\w.,/+-])(?P<card>\d{4}(?:[ -]?\d{4}){2}[ -]?\d{1,7}|\d{4}[ -]?\d{6}[ -]?\d{5})(?![\w/-])(?=[^\n]{0,60}?(?:(?<![\d/.])(?:0[1-9]|1[0-2]) ?/ ?(?:20)?\d\d(?![\d/.])|(?i:cvv|cvc|csc)2?\W{0,3}\d{3,4}(?!\d)))", accept=lambda m: sum(sum(divmod(int(d) * (1 + i % 2), 10)) for i, d in enumerate(reversed(re.sub(r"\D", "", m["card"])))) % 10 == 0 and len(set(m["card"]) - set(" -")) > 4 and not re.search(r"test|example|sample|dummy|fake|测试|テスト|示例", m.string[max(0, m.start() - 80) : m.end() + 80], re.I)),  # a card's number (Luhn's check digit right) with its expiry or code, not a test card (4242 4242 …: few digits, or said so)
+    _rule("payment_card", ("/ cvv cvc csc",), r"(?<![\w.,/+-])(?P<card>\d{4}(?:[ -]?\d{4}){2}[ -]?\d{1,7}|\d{4}[ -]?\d{6}[ -]?\d{5})(?![\w/-])(?=[^\n]{0,60}?(?:(?<![\d/.])(?:0[1-9]|1[0-2]) ?/ ?(?:20)?\d\d(?![\d/.])|(?i:cvv|cvc|csc)2?\W{0,3}\d{3,4}(?!\d)))", accept=lambda m: sum(sum(divmod(int(d) * (1 + i % 2), 10)) for i, d in enumerate(reversed(re.sub(r"\D", "", m["card"])))) % 10 == 0 and len(set(m["card"]) - set(" -")) > 4 and not re.search(r"test|example|sample|dummy|fake|测试|テスト|示例", m.string[max(0, m.start() - 80) : m.end() + 80], re.I) and not re.search(r"(?i)imei|order|invoice|tracking|serial|\bref\b|reference|订单|单号|运单|发票|序列号|注文", m.string[max(0, m.start() - 40) : m.start()])),  # a card's number (Luhn's check digit right) with its expiry or code, not a test card (4242 4242 …: few digits, or said so) nor a number named as another's (an IMEI, an order's)
     _rule("password_column", ("password passwort senha contraseña wachtwoord mot~de~passe 密码 パスワード",), rf"(?im)^(?P<head>[^\n]*(?<![^,;\t\n\"])\"?(?:{_COLUMN})\"?(?![^,;\t\n\"])[^\n]*)(?P<rows>(?:\n[^\n]+){{1,50}})", accept=_column),  # an export's table (a password manager's CSV): the values under a password's column
     _rule("vendor_token", (), r"(?<![\w.+/=-])(?P<prefix>[A-Za-z][A-Za-z0-9]{1,5}[_.-](?:[A-Za-z0-9]{1,6}[_.-]){0,3})(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,250})(?![\w+/=-])", 0, _vendor_token),
 )
