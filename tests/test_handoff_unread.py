@@ -34,7 +34,8 @@ def test_an_mcp_agents_handoff_does_not_hide_the_cli_agents_open_items(cli: Any,
 
     items = _handoff_items(cli.json("context", "-p", "web"))
     assert items[:2] == ["- next: publish the docs", "- done: wrote the docs"], items
-    assert items[2].startswith(f"- still open in the handoff {cli_id[-8:]}") and "not read before it was written" in items[2]
+    assert items[2].startswith(f"- still open in the handoff {cli_id[-8:]}")
+    assert "not read before it was written" in items[2]
     assert items[3:] == ["- next: drop the old column"], items
     read = cli.json("handoff", "read", "-p", "web")["handoffs"]
     assert [(h["id"], h.get("beside"), h.get("unread")) for h in read] == [
