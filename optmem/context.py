@@ -517,9 +517,7 @@ def _handoff(
 
 
 # the open items of a handoff written before the latest that its writer had not read (`Handoff.unread`)
-UNREAD = (
-    "- still open in the handoff {id}{by} of {time}, written before this one and not read before it was written:"
-)
+UNREAD = "- still open in the handoff {id}{by} of {time}, written before this one and not read before it was written:"
 
 
 def _facts(vault: Vault, project: str, domain: str | None, now: float) -> tuple[list[str], list[str]]:
@@ -753,8 +751,8 @@ def build(
     shown = [i for s in sections if s.name in ("facts", "records", "found") for i in s.ids[: len(s.items)]]
     for s in sections:
         if s.name == "handoff":
-            kept = Counter(s.ids[: len(s.items)])
-            shown += [i for i, n in Counter(s.ids).items() if kept[i] == n]
+            held = Counter(s.ids[: len(s.items)])
+            shown += [i for i, n in Counter(s.ids).items() if held[i] == n]
     shown = [i for i in shown if i]
     if shown:  # what a session starts with was recalled: it stays warm
         from optmem import lifecycle
