@@ -99,6 +99,7 @@ def main() -> None:
         ("blind_safety13", "blind 13"),
         ("blind_safety14", "blind 14"),
         ("blind_safety15", "blind 15"),
+        ("blind_safety16", "blind 16"),
     ):
         blind = corpus.blind_attacks(name)
         for kind in ("injection", "secret"):

@@ -60,7 +60,8 @@ def blind_attacks(name: str = "blind_safety") -> list[dict[str, Any]]:
     64.5 %, 98.0 %, 1 note refused; with each text's origin 77.3 %) and `blind_safety14`: 517 and 113 in 36,
     held out (first figure: 70.2 %, 92.9 %, 3 notes refused; with each text's origin 77.9 %) and
     `blind_safety15`: 407 and 92 in 35, held out (first figure: 78.6 %, 92.4 %, no note refused; with each
-    text's origin 87.0 %), each text with
+    text's origin 87.0 %) and `blind_safety16`: 394 and 88 in 34, held out (first figure: 81.2 %, 86.4 %, 1 note
+    refused; with each text's origin 87.8 %), each text with
     the `source` it would arrive from (user, agent, tool, import)."""
     return _jsonl(HERE / name / "attacks.jsonl")
 
