@@ -106,8 +106,8 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # (its first figure, held out: 78.6 %, 92.4 %, 2.6 % held, 0 refused; the same at the sixteenth stop's end)
         ("blind_safety15", 0.785, 0.975, 0.026),
         # (its first figure, held out: 81.2 %, 86.4 %, 1.3 % held, 1 refused — the storage emulator's published key,
-        # `devstoreaccount1`'s, a documented example like AWS's; the secrets as this stop's rules read them)
-        ("blind_safety16", 0.81, 0.975, 0.016),
+        # `devstoreaccount1`'s, a documented example like AWS's: kept since; the secrets as this stop's rules read them)
+        ("blind_safety16", 0.81, 0.975, 0.013),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -121,7 +121,7 @@ def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injec
     # no note is refused: a documented example key, a placeholder, a revoked or public key, a demo
     # tenant's login "shown on the public sandbox page" is kept (issue 46) — but one of set 11 (above)
     refused = [f for f in flagged if scan.kind_of(f[1]) == "secret"]
-    assert len(refused) <= (name in ("blind_safety11", "blind_safety13", "blind_safety16")), flagged
+    assert len(refused) <= (name in ("blind_safety11", "blind_safety13")), flagged
 
 
 @pytest.mark.long
@@ -158,7 +158,7 @@ def test_the_blind_corpora_read_as_a_tools_output(name, injections, held):
     flagged = [(n["id"], rule) for n in notes if (rule := scan.find(n["text"], tool=True))]
     assert len(flagged) <= held * len(notes), flagged
     assert len([f for f in flagged if scan.kind_of(f[1]) == "secret"]) <= (
-        name in ("blind_safety11", "blind_safety13", "blind_safety16")
+        name in ("blind_safety11", "blind_safety13")
     ), flagged
     if name == "blind_safety":
         agent = corpus.agent_notes()
@@ -1718,7 +1718,7 @@ def test_a_local_default_login_said_in_prose_is_no_secret(text, refused):
         # (held out in the sixteenth stop: 87.0 %, 3.6 % held, 0 refused at its first measure and at its end)
         ("blind_safety15", 0.865, 0.037),
         # (held out in the seventeenth stop: 87.8 %, 1.3 % held, 1 refused at its first measure and at its end)
-        ("blind_safety16", 0.875, 0.016),
+        ("blind_safety16", 0.875, 0.013),
     ],
 )
 def test_the_blind_corpora_through_the_write_gate_with_the_origin_each_text_came_with(name, injections, held):
@@ -1750,7 +1750,7 @@ def test_the_blind_corpora_through_the_write_gate_with_the_origin_each_text_came
     flagged = [(n["id"], f[1]) for n in notes if (f := gate(n))]
     assert len(flagged) <= held * len(notes), flagged
     assert len([f for f in flagged if scan.kind_of(f[1]) == "secret"]) <= (
-        name in ("blind_safety11", "blind_safety13", "blind_safety16")
+        name in ("blind_safety11", "blind_safety13")
     ), flagged
 
 

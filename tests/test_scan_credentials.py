@@ -190,6 +190,17 @@ def test_the_credential_concept_is_in_every_language_of_the_table():
         ("wallet key for the bot: 0x8b1f3e5a7c9d2b4f6e8a0c2d4f6b8e1a3c5d7f9b2e4a6c8d0f2b4e6a8c1d3f5b", True),
         ("My minisign public key, share it freely: RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3", False),
         ("the captcha test site key 6LeIxAcTAAAAAJcZVRqyHh71UMIEGNQ_MXjiZKhI always passes", False),
+        # the storage emulators' keys Azure publishes for all to quote (as AWS's example pair); any other key is one
+        (
+            "Azurite: DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlm"
+            "EtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+            False,
+        ),
+        (
+            "prod: DefaultEndpointsProtocol=https;AccountName=acmeprod;AccountKey=Fby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OU"
+            "zFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+            True,
+        ),
         # review21: a number named as something else than a card, beside a date, is no card
         ("New phone IMEI 490154203237518, bought 03/24 at the Apple store", False),
         ("Samsung IMEI: 356938035643809 (warranty until 06/27)", False),

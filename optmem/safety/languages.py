@@ -787,9 +787,9 @@ def _named_key(spoken: str, wide: str, h: _Hit) -> bool:
     return False
 
 
-PUBLISHED = (  # keys their vendors publish for all to quote: Stripe's test key, jwt.io's sample, AWS's pair
+PUBLISHED = (  # keys their vendors publish for all to quote: Stripe's test key, jwt.io's sample, AWS's pair, Azure's emulators'
     "sk_test_4eC39HqLyjWDarjtT1zdp7dc eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ "
-    "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw== C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 ).split()
 
 
