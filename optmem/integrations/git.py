@@ -479,11 +479,9 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
         try:
             _store(entry)
         except (OptmemError, UnicodeError, OSError) as err:
-            if isinstance(err, Locked):  # (its advice, `[lock] timeout`, is a setting hooks do not read)
-                failed.append(
-                    f"the vault was locked by another optmem process longer than a hook waits for it "
-                    f"({vault.settings.lock.timeout:g}s: a hook never holds up git)"
-                )
+            if isinstance(err, Locked):  # which lock, and who holds it — not its advice: hooks read no `[lock] timeout`
+                said = str(getattr(err, "message", None) or err).split("; ", 1)[0]
+                failed.append(f"{said}: a hook waits no longer, so as never to hold up git")
             elif spool.transient(err):
                 failed.append(str(getattr(err, "message", None) or err))
             raise
