@@ -481,7 +481,7 @@ def record_hook(vault: Vault, repo: Path, domain: str = "code", pairs: str | Non
         except (OptmemError, UnicodeError, OSError) as err:
             if isinstance(err, Locked):  # which lock, and who holds it — not its advice: hooks read no `[lock] timeout`
                 said = str(getattr(err, "message", None) or err).split("; ", 1)[0]
-                failed.append(f"{said}: a hook waits no longer, so as never to hold up git")
+                failed.append(f"{said}: a hook waits no longer (a hook never holds up git)")
             elif spool.transient(err):
                 failed.append(str(getattr(err, "message", None) or err))
             raise
