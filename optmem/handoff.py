@@ -12,7 +12,16 @@ import re
 
 from optmem import clock, fsio, log, record, view
 from optmem import meta as metamod
-from optmem.errors import BadFrontMatter, NotFound, OptmemError, TooLarge, Unreadable, Unwritable, UsageError
+from optmem.errors import (
+    BadFrontMatter,
+    NotFound,
+    OptmemError,
+    TooLarge,
+    Unreadable,
+    UnsafeContent,
+    Unwritable,
+    UsageError,
+)
 from optmem.handoff_file import SECTIONS, Handoff, from_row, names_sections, parse, parse_body, render
 from optmem.record import HANDOFF
 from optmem.safety import scan
@@ -107,8 +116,17 @@ def write(
         if file_text:
             raise UsageError("an empty handoff: the file's sections (## Done, ## Next …) hold no item; fill one")
         raise UsageError("an empty handoff: give --done, --blocked, --next, --note or --file")
-    for item in [*items["done"], *items["blocked"], *items["next"], notes]:
-        scan.check(item, allow_unsafe=allow_unsafe)
+    for field, n, item in [*((s, i, x) for s in SECTIONS for i, x in enumerate(items[s], 1)), ("note", 0, notes)]:
+        try:
+            scan.check(item, allow_unsafe=allow_unsafe)
+        except UnsafeContent as err:  # (named as docs/safety.md says: the field, and which item of it)
+            where = f"the {field} item {n}" if n else "the note"
+            raise UnsafeContent(
+                err.message.replace("the text", where, 1) + " (nothing was written)",
+                **err.context,
+                field=field,
+                **({"item": n} if n else {}),
+            ) from None
     draft = Handoff(
         project=project,
         time="",
