@@ -16,7 +16,7 @@ import functools
 from collections import Counter
 
 from optmem import clock, view
-from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, clip
+from optmem.errors import NotFound, OptmemError, UsageError, clip
 from optmem.quarantine import found_in, secondhand
 from optmem.record import HANDOFF, MEMORY
 from optmem.safety.fence import CLOSE, OPEN, TITLES, heading, line
@@ -486,20 +486,17 @@ def _handoff(
     comes) and a warning for the caller — one bad handoff costs its own line, nothing more."""
     from optmem import handoff
 
+    bad: list[OptmemError] = []  # (a HANDOFF.md that cannot be read: the log's latest handoff instead)
     try:
-        found = handoff.latest_per_domain(vault, project, domain=domain)
+        found = handoff.latest_per_domain(vault, project, domain=domain, set_aside=bad)
     except NotFound:
-        return []
-    except (BadFrontMatter, Unreadable) as exc:
-        why = _line(f"projects/{project}/HANDOFF.md could not be read: it {exc.context.get('reason') or 'failed'}")
+        found = []
+    if bad:
+        why = _line(f"projects/{project}/HANDOFF.md could not be read: it {bad[0].context.get('reason') or 'failed'}")
         warnings.append(f"{why}; `optmem doctor` names the problem")
-        return [
-            (
-                f"Latest handoff — {project}",
-                [f"- [{why}; the latest handoff is missing here — tell the user (`optmem doctor` names the problem)]"],
-                [],
-            )
-        ]
+        if not found:
+            said = f"- [{why}; the latest handoff is missing here — tell the user (`optmem doctor` names the problem)]"
+            return [(f"Latest handoff — {project}", [said], [])]
     out: list[tuple[str, list[str], list[str]]] = []
     latest: dict[str | None, int] = {}  # a domain's latest handoff: its part
     for h in found:
@@ -526,6 +523,10 @@ def _handoff(
         title += " (edited by hand)" if h.edited else BY_AGENT if h.origin == "agent" else ""
         latest[h.domain] = len(out)
         out.append((title, items, [h.id or ""] * len(items)))
+    if bad and out:  # (said first in the part, so it is cut last of it)
+        title, items, ids = out[0]
+        said = f"- [{why}; this is the log's latest handoff — a hand edit of the file is not in it; tell the user]"
+        out[0] = (title, [said, *items], ["", *ids])
     return out
 
 
