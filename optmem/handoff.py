@@ -121,12 +121,8 @@ def write(
             scan.check(item, allow_unsafe=allow_unsafe)
         except UnsafeContent as err:  # (named as docs/safety.md says: the field, and which item of it)
             where = f"the {field} item {n}" if n else "the note"
-            raise UnsafeContent(
-                err.message.replace("the text", where, 1) + " (nothing was written)",
-                **err.context,
-                field=field,
-                **({"item": n} if n else {}),
-            ) from None
+            named: dict[str, Any] = {**err.context, "field": field} | ({"item": n} if n else {})
+            raise UnsafeContent(err.message.replace("the text", where, 1) + " (nothing was written)", **named) from None
     draft = Handoff(
         project=project,
         time="",

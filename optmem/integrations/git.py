@@ -432,7 +432,7 @@ def record_commit(
         paths = [out_of(p) for p in paths]
         kept = out_of(undecoded) if undecoded else None
         res = log.append(vault, draft(subject, author, paths, kept), gate=False)
-    out = {
+    out: dict[str, Any] = {
         "id": res.id,
         "sha": sha,
         "subject": subject,
@@ -443,7 +443,7 @@ def record_commit(
         out["warning"] = (
             f"commit {sha[:12]}'s subject is not valid in the encoding it declares (UTF-8 unless "
             f"i18n.commitEncoding said otherwise when it was made): recorded with � for each byte that is "
-            f"not, the bytes as written in the record's subject_bytes ({(kept if redacted else undecoded)[:80]}); set "
+            f"not, the bytes as written in the record's subject_bytes ({(kept or '')[:80]}); set "
             "i18n.commitEncoding to the encoding you type in (e.g. ISO-8859-1) so later commits declare it"
         )
     if redacted:

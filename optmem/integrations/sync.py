@@ -46,7 +46,7 @@ from typing import Any
 
 from optmem import fsio, gitstate, layout
 from optmem.errors import MergeConflict, OptmemError, SyncFailed, UnsafeContent, UsageError, quote
-from optmem.record import BOOKKEEPING, READ_BYTES, RELEASE, BadLine, flagged_field, parse_line
+from optmem.record import BOOKKEEPING, READ_BYTES, RELEASE, BadLine, flagged_field, parse_line, strings
 from optmem.vault import Vault
 from optmem.view import short_ids
 
@@ -108,6 +108,7 @@ class _Git:
         self.env: dict[str, str] = {}  # on top of `gitstate.environment`
         self._made: set[str] | None = None
         self._fetched: set[str] = set()  # the new ends of the remote-tracking refs' fetches (`reflogs`)
+        self.cleared: set[bytes] = set()  # lines `_refuse_secrets` found no secret in, this sync
         self.brought: set[str] = set()  # the commits this sync's own fetches ended on
         self._elsewhere: dict[str, set[str]] = {}  # base → `from_elsewhere(base)`
         self._commit_diffs: dict[str, dict[str, bytes]] = {}  # a marked commit → its diff (`_commit_diff`)
@@ -958,7 +959,7 @@ def _refuse_secrets(git: _Git, vault: Vault, *command: str) -> None:
         part[i] for part in (logs[k : k + 5000] for k in range(0, len(logs), 5000)) for i in verdicts.clean(vault, part)
     }
     for name, n, raw in added:
-        if not raw.strip() or raw in passed:
+        if not raw.strip() or raw in passed or raw in git.cleared:
             continue
         rid, values = None, [raw.decode("utf-8", "replace")]
         if name.endswith(".jsonl"):
@@ -967,10 +968,14 @@ def _refuse_secrets(git: _Git, vault: Vault, *command: str) -> None:
             except ValueError:
                 obj = None
             if obj is not None:
-                values = list(_json_strings(obj))
+                try:  # (a record: each string it carries, as the write gate judges them — `record.strings`)
+                    values = [v for _, v in strings(parse_line(raw, n, READ_BYTES))]
+                except BadLine:
+                    values = list(_json_strings(obj))
                 rid = obj.get("id") if isinstance(obj, dict) and isinstance(obj.get("id"), str) else None
         rule = next((r for v in values if (r := scan.secret(v))), None)
         if rule is None:
+            git.cleared.add(raw)  # (the push's scan of the commit just made reads it again)
             continue
         if rid:
             fix = f"`optmem purge {rid} --yes` takes the record out"
