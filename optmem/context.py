@@ -16,7 +16,7 @@ import functools
 from collections import Counter
 
 from optmem import clock, view
-from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, clip
+from optmem.errors import NotFound, OptmemError, UsageError, clip
 from optmem.quarantine import found_in, secondhand
 from optmem.record import HANDOFF, MEMORY
 from optmem.safety.fence import CLOSE, OPEN, TITLES, heading, line
@@ -52,6 +52,7 @@ class Section:
         self.names = names
         self.summed = bool(names)
         self.chars = sum(map(len, items))  # the items' length together (kept by `fit` as it cuts)
+        self.cut_ids: list[str] = []  # the ids of the items `fit` cut, when it names them (redlines)
         self._cut_at: int | None = None  # (`_cut`: how many items were kept when it last counted)
         self._cut_names: dict[str, int] = {}
 
@@ -178,21 +179,29 @@ def _unchecked(vault: Vault, row: Any, now: float) -> list[str]:
     return [] if since is None else [f"unchecked since {clock.format_ts(clock.from_epoch(since))[:10]}"]
 
 
+CUT_NAMED = 5  # the redlines cut that the line saying what was left out names by id, at most
 CHUNK = 50  # redlines read (and their verdicts looked up) in the first page
 
 
 def _redlines(
-    vault: Vault, domain: str | None, now: float, budget: int, project: str | None = None
+    vault: Vault,
+    domain: str | None,
+    now: float,
+    budget: int,
+    project: str | None = None,
+    ids: list[str] | None = None,
 ) -> tuple[list[str], int]:
     """The current redlines' lines (each of a project other than `project` naming it), and how
-    many more there are. Only those that can be in a
-    block of `budget` characters are read, a page at a time: once the lines so far are longer
-    than the budget together, no later one can be shown (`fit` keeps a first part of them), so
-    the rest are counted, not read — however many redlines the log holds."""
+    many more there are; `ids` gets each line's id as the block names it. Only those that can be
+    in a block of `budget` characters are read, a page at a time: once the lines so far that each
+    fit the budget alone are longer than it together (and `CUT_NAMED` more, which the line saying
+    what was cut names), no later one is shown (`fit` keeps the first ones that fit, in order,
+    skipping one that does not), so the rest are counted, not read — however many redlines the
+    log holds."""
     from optmem.index import open_index
 
     out: list[str] = []
-    size = at = 0
+    size = at = past = 0
     page = CHUNK  # (doubled page by page: thousands of redlines that fit are sorted a few times, not once a page)
     with open_index(vault) as idx, idx.snapshot():
         while True:
@@ -207,8 +216,12 @@ def _redlines(
                     + ")"
                 )
                 out.append(said)
-                size += len(_item(said)) + 1
-                if size > budget:
+                if ids is not None:
+                    ids.append(_id(r.id, ok))
+                if (one := len(_item(said)) + 1) <= budget:  # (one longer than the block alone never counts)
+                    size += one
+                past += size > budget
+                if past > CUT_NAMED:  # (and the first ones cut after that: the block names them by id)
                     return out, idx.count_redlines(now, domain) - at - i - 1
             if len(chunk) < page:
                 return out, 0
@@ -473,20 +486,17 @@ def _handoff(
     comes) and a warning for the caller — one bad handoff costs its own line, nothing more."""
     from optmem import handoff
 
+    bad: list[OptmemError] = []  # (a HANDOFF.md that cannot be read: the log's latest handoff instead)
     try:
-        found = handoff.latest_per_domain(vault, project, domain=domain)
+        found = handoff.latest_per_domain(vault, project, domain=domain, set_aside=bad)
     except NotFound:
-        return []
-    except (BadFrontMatter, Unreadable) as exc:
-        why = _line(f"projects/{project}/HANDOFF.md could not be read: it {exc.context.get('reason') or 'failed'}")
+        found = []
+    if bad:
+        why = _line(f"projects/{project}/HANDOFF.md could not be read: it {bad[0].context.get('reason') or 'failed'}")
         warnings.append(f"{why}; `optmem doctor` names the problem")
-        return [
-            (
-                f"Latest handoff — {project}",
-                [f"- [{why}; the latest handoff is missing here — tell the user (`optmem doctor` names the problem)]"],
-                [],
-            )
-        ]
+        if not found:
+            said = f"- [{why}; the latest handoff is missing here — tell the user (`optmem doctor` names the problem)]"
+            return [(f"Latest handoff — {project}", [said], [])]
     out: list[tuple[str, list[str], list[str]]] = []
     latest: dict[str | None, int] = {}  # a domain's latest handoff: its part
     for h in found:
@@ -513,6 +523,10 @@ def _handoff(
         title += " (edited by hand)" if h.edited else BY_AGENT if h.origin == "agent" else ""
         latest[h.domain] = len(out)
         out.append((title, items, [h.id or ""] * len(items)))
+    if bad and out:  # (said first in the part, so it is cut last of it)
+        title, items, ids = out[0]
+        said = f"- [{why}; this is the log's latest handoff — a hand edit of the file is not in it; tell the user]"
+        out[0] = (title, [said, *items], ["", *ids])
     return out
 
 
@@ -705,10 +719,17 @@ def build(
     warnings: list[str] = []
     scope = (project, domain)  # whose keyed values may outdate a hot entry (`facts.outdated_hot`)
     own = None if everywhere else project  # whose records and open conflicts
-    rules, more = _redlines(vault, domain, now, budget, project)
+    rule_ids: list[str] = []
+    rules, more = _redlines(vault, domain, now, budget, project, rule_ids)
     crowded = _crowded(rules, budget) if vault.trusted else False
     sections = [
-        Section("redlines", TITLES["redlines"], rules if vault.trusted else [], more if vault.trusted else 0),
+        Section(
+            "redlines",
+            TITLES["redlines"],
+            rules if vault.trusted else [],
+            more if vault.trusted else 0,
+            ids=rule_ids if vault.trusted else [],
+        ),
         _conflicts(vault, own, domain, said=not crowded, mine=project),
         _split(vault, own, domain, said=not crowded, budget=budget),
         Section("memory", TITLES["memory"], _hot(vault, "memory", None, warnings, scope, stale_only=not hot)),
@@ -792,6 +813,10 @@ def _left_out(s: Section) -> str:
     """How the elision line counts what was cut of one part: a hot file's entries name their
     file, and that the last ones listed went ("the last 9 MEMORY.md entries": `optmem show`
     prints them all)."""
+    if s.name == "redlines" and s.cut_ids:  # (named, so an agent can `get` them)
+        over = s.omitted - min(len(s.cut_ids), CUT_NAMED)
+        named = ", ".join(s.cut_ids[:CUT_NAMED]) + (f" and {over} more" if over > 0 else "")
+        return f"{s.omitted} redlines (id{'s' if s.omitted > 1 else ''} {named})"
     if s.name in ("records", "redlines"):
         return f"{s.omitted} {s.name}"
     if s.name in HOT_FILES:  # (short: what it says is paid for with the budget)
@@ -844,6 +869,31 @@ def _victim(sections: list[Section], budget: int) -> Section | None:
     return next((s for s in sections if s.items), None)
 
 
+def _fit_redlines(sections: list[Section], rules: Section, budget: int) -> None:
+    """Once only redlines are left to cut: keep them in their order, each that still fits, and
+    skip one that does not — a long rule never pushes out the shorter ones after it. What is cut
+    is counted and named by id (`Section.cut_ids`). Measured with every candidate cut first, so
+    the line naming them is at its longest."""
+    pairs = list(zip(rules.items, rules.ids or [""] * len(rules.items), strict=False))
+    rules.items, rules.chars = [], 0
+    rules.omitted += len(pairs)
+    rules.cut_ids = [i for _, i in pairs if i]
+    for item, rid in pairs:
+        rules.items.append(item)
+        rules.chars += len(item)
+        rules.omitted -= 1
+        if rid:
+            rules.cut_ids.remove(rid)
+        if _size(sections, budget) > budget:
+            rules.items.pop()
+            rules.chars -= len(item)
+            rules.omitted += 1
+            if rid:
+                rules.cut_ids.append(rid)
+    order = {rid: n for n, (_, rid) in enumerate(pairs)}
+    rules.cut_ids.sort(key=lambda rid: order.get(rid, 0))
+
+
 def fit(sections: list[Section], budget: int) -> Context:
     """Drop the lowest-priority items until the block fits; say what was dropped (in a shorter
     line when even the list of what was dropped would not fit). Every title is made one line,
@@ -858,6 +908,11 @@ def fit(sections: list[Section], budget: int) -> Context:
         victim = _victim(sections, budget)
         if victim is None:
             short = True
+            break
+        if victim.name == "redlines" and victim.items:
+            _fit_redlines(sections, victim, budget)  # (all else is cut: in order, each that fits)
+            if _size(sections, budget) > budget:
+                short = True
             break
         if victim.items:
             victim.chars -= len(victim.items.pop())

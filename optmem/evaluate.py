@@ -125,6 +125,14 @@ def run(
 
         with open_index(trial) as idx:  # the store's hygiene, beside the answers' quality
             rates = hygiene(idx, clock.now().timestamp())
+            # an expected id no record has (a typo) scores recall 0 whatever the ranking: said
+            missing = sorted({e for q in queries for e in q.get("expect") or [] if not idx.resolve(e)})
+    if missing:
+        warnings.append(
+            f"{len(missing)} expected id(s) name no record of the vault ({', '.join(missing[:10])}"
+            + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            + "): the queries expecting them score recall 0 whatever is found — check them (`optmem get ID`)"
+        )
     n = len(scored)
     overall = {
         "recall": round(sum(s["recall"] for s in scored) / n, 4),

@@ -12,7 +12,16 @@ import re
 
 from optmem import clock, fsio, log, record, view
 from optmem import meta as metamod
-from optmem.errors import BadFrontMatter, NotFound, OptmemError, TooLarge, Unreadable, Unwritable, UsageError
+from optmem.errors import (
+    BadFrontMatter,
+    NotFound,
+    OptmemError,
+    TooLarge,
+    Unreadable,
+    UnsafeContent,
+    Unwritable,
+    UsageError,
+)
 from optmem.handoff_file import SECTIONS, Handoff, from_row, names_sections, parse, parse_body, render
 from optmem.record import HANDOFF
 from optmem.safety import scan
@@ -107,8 +116,13 @@ def write(
         if file_text:
             raise UsageError("an empty handoff: the file's sections (## Done, ## Next …) hold no item; fill one")
         raise UsageError("an empty handoff: give --done, --blocked, --next, --note or --file")
-    for item in [*items["done"], *items["blocked"], *items["next"], notes]:
-        scan.check(item, allow_unsafe=allow_unsafe)
+    for field, n, item in [*((s, i, x) for s in SECTIONS for i, x in enumerate(items[s], 1)), ("note", 0, notes)]:
+        try:
+            scan.check(item, allow_unsafe=allow_unsafe)
+        except UnsafeContent as err:  # (named as docs/safety.md says: the field, and which item of it)
+            where = f"the {field} item {n}" if n else "the note"
+            named: dict[str, Any] = {**err.context, "field": field} | ({"item": n} if n else {})
+            raise UnsafeContent(err.message.replace("the text", where, 1) + " (nothing was written)", **named) from None
     draft = Handoff(
         project=project,
         time="",
@@ -353,13 +367,20 @@ def _file(vault: Vault, project: str) -> Handoff | None:
 
 
 def read(
-    vault: Vault, project: str, history: int = 1, *, domain: str | None = None, show_unsafe: bool = False
+    vault: Vault,
+    project: str,
+    history: int = 1,
+    *,
+    domain: str | None = None,
+    show_unsafe: bool = False,
+    set_aside: list[OptmemError] | None = None,
 ) -> list[Handoff]:
     """The latest handoff (HANDOFF.md when a person edited it, or when it is the newest), or the
     `history` latest, newest first, as surfaces show them (`Handoff.shown`) unless `show_unsafe`;
     `domain`: of that domain only (HANDOFF.md counts when its front matter names the domain).
     Raises NotFound when the project has none; BadFrontMatter or Unreadable, naming the file, when
-    its HANDOFF.md cannot be read."""
+    its HANDOFF.md cannot be read — unless `set_aside` is given: then that error is put there and
+    the log's handoffs are read (`--history`, `context`: the log keeps every handoff)."""
     validate_name(project, "project")
     if domain is not None:
         validate_name(domain, "domain")
@@ -367,7 +388,14 @@ def read(
         raise UsageError("--history must be at least 1")
     history = min(history, MAX_COUNT)  # more than any project holds: all of them
     vault.require()
-    current = _file(vault, project)
+    try:
+        current = _file(vault, project)
+    except (BadFrontMatter, Unreadable) as exc:
+        if set_aside is None:
+            raise
+        if all(e.message != exc.message for e in set_aside):
+            set_aside.append(exc)
+        current = None
     if current is not None and domain is not None and current.domain != domain:
         current = None  # (another agent's, or a file typed by hand: no domain)
     # a HANDOFF.md no person edited is a copy of its log record: the log says what was written
@@ -412,15 +440,20 @@ AGENTS_SHOWN = 4  # other domains' latest handoffs shown beside the latest one, 
 
 
 def latest_per_domain(
-    vault: Vault, project: str, *, domain: str | None = None, show_unsafe: bool = False
+    vault: Vault,
+    project: str,
+    *,
+    domain: str | None = None,
+    show_unsafe: bool = False,
+    set_aside: list[OptmemError] | None = None,
 ) -> list[Handoff]:
     """The latest handoff of `domain` (given) or of the project, then the latest of each other
     domain that wrote one (at most `AGENTS_SHOWN`, newest first): several agents on one project
     (a Hermes cron agent, a coding agent) each leave their open items, and neither a later
-    handoff of one nor a `--domain` hides another's. Raises as `read` does."""
+    handoff of one nor a `--domain` hides another's. Raises as `read` does (`set_aside` as there)."""
     from optmem.index import open_index
 
-    latest = read(vault, project, show_unsafe=show_unsafe)[0]
+    latest = read(vault, project, show_unsafe=show_unsafe, set_aside=set_aside)[0]
     with open_index(vault) as idx:
         domains = idx.handoff_domains(project)
         newest = idx.handoffs(project, 1)
@@ -431,7 +464,7 @@ def latest_per_domain(
     first: Handoff | None = latest
     if mine != latest_of:
         try:
-            first = read(vault, project, domain=mine, show_unsafe=show_unsafe)[0]
+            first = read(vault, project, domain=mine, show_unsafe=show_unsafe, set_aside=set_aside)[0]
         except NotFound:
             first = None  # that agent left none: the others' still come
     others: list[Handoff] = [] if first is latest else [latest]
@@ -439,7 +472,7 @@ def latest_per_domain(
         if d in (mine, latest_of) or not NAME_RE.fullmatch(d):
             continue
         try:
-            h = read(vault, project, domain=d, show_unsafe=show_unsafe)[0]
+            h = read(vault, project, domain=d, show_unsafe=show_unsafe, set_aside=set_aside)[0]
         except NotFound:
             continue
         others.append(h)

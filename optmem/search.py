@@ -141,16 +141,17 @@ def search(
             f = q.filters
             said = unknown_filters(idx, kind=f.kind, domains=f.domains, project=f.project, tag=f.tag)
             result = result._replace(warnings=[*result.warnings, *said])
-        if len(result.hits) < q.limit and not q.filters.current and not q.filters.include_forgotten:
-            # the past stays findable: say so when forgotten records match too (a page not filled;
-            # the cold ones `_ranked` counts)
+        f = q.filters
+        if len(result.hits) < q.limit and not f.current and not (f.include_forgotten and f.include_held):
+            # the past stays findable: say so when forgotten or held records match too (a page not
+            # filled; the cold ones `_ranked` counts) — each of what the search leaves out
             found = [t for t in q.terms if df[t]]
             match = match_any(found) if found else None
             result = result._replace(
-                forgotten_matches=candidates.hidden_matches(idx, q.filters, q.now, match, view.Status.FORGOTTEN),
-                held_matches=0
-                if q.filters.include_held
-                else candidates.hidden_matches(idx, q.filters, q.now, match, view.Status.HELD),
+                forgotten_matches=0
+                if f.include_forgotten
+                else candidates.hidden_matches(idx, f, q.now, match, view.Status.FORGOTTEN),
+                held_matches=0 if f.include_held else candidates.hidden_matches(idx, f, q.now, match, view.Status.HELD),
             )
         return result
 

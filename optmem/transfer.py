@@ -58,27 +58,49 @@ def _dumps(obj: Any) -> str:
 
 # -- export -----------------------------------------------------------------------------------
 def export_lines(vault: Vault, warnings: list[str] | None = None) -> Iterator[str]:
-    """The vault as export lines (see the module's doc). A line the log cannot parse is left
-    out (doctor reports it); a hand-typed line gets its derived id written out. What a hot file
-    could not give whole is said in `warnings`: a file that cannot be read (not in the export), a
-    file git left mid-merge (both sides exported as entries of their own)."""
+    """The vault as export lines (see the module's doc): every record line as the log holds it —
+    both lines of an id written twice with other words (the same line twice goes out once); a
+    hand-typed line gets its derived id written out. What it cannot carry is said in `warnings`: a
+    line the log cannot parse (left out, named by file and line, counted in the header's
+    `left_out`; doctor reports it), a doubled id; and what a hot file could not give whole: a file
+    that cannot be read (not in the export), a file git left mid-merge (both sides exported as
+    entries of their own)."""
     from optmem import memory
     from optmem.index import open_index
 
     vault.require()
     found: list[tuple[str, str, bytes]] = []
-    for _, path in vault.segments():
+    left_out = 0
+    bodies: dict[str, list[bytes]] = {}  # an id → its lines' bytes (an id written twice: both go out)
+    for name, path in vault.segments():
         if not path.is_file():
             continue
         with open(path, "rb") as fh:
-            for raw in fh:
+            for n, raw in enumerate(fh, 1):
                 body = raw.strip()
                 if not body:
                     continue
                 try:
                     rec = parse_line(body)  # (read as every read is: up to READ_BYTES)
-                except BadLine:
+                except BadLine as exc:
+                    left_out += 1
+                    _say(
+                        warnings,
+                        f"{name} line {n} is no record optmem can read ({exc.code}: {exc}): not in this export — "
+                        "`optmem doctor` names it and says how to mend it",
+                    )
                     continue
+                same = bodies.setdefault(rec.id, [])
+                if body in same:
+                    continue  # (the very same line twice: one record)
+                if same:
+                    _say(
+                        warnings,
+                        f"the id {rec.id} is on two lines with other words ({name} line {n} is the later one; "
+                        "`optmem doctor`: duplicate_id): both are in this export — an import keeps the first and "
+                        "reports the other",
+                    )
+                same.append(body)
                 found.append((rec.ts or "", rec.id, body))
     found.sort(key=lambda f: (f[0], f[1]))
     hot = []
@@ -108,14 +130,9 @@ def export_lines(vault: Vault, warnings: list[str] | None = None) -> Iterator[st
             if entries or f.front:
                 hot.append({"file": f.name, "front": f.front, "entries": entries})
     access = _access_lines(vault)
-    yield _dumps(
-        {"format": FORMAT, "version": VERSION, "records": len(found), "hot_files": len(hot), "access": len(access)}
-    )
-    seen: set[str] = set()
+    head = {"format": FORMAT, "version": VERSION, "records": len(found), "hot_files": len(hot), "access": len(access)}
+    yield _dumps(head | ({"left_out": left_out} if left_out else {}))
     for _, rid, body in found:
-        if rid in seen:
-            continue  # one id written twice (doctor's duplicate_id): the first stands
-        seen.add(rid)
         obj = json.loads(body)
         if not isinstance(obj.get("id"), str) or not obj["id"]:
             obj = {"id": rid, **obj}
@@ -285,6 +302,15 @@ class _Batch:
             elif rid in self.had and not noted:
                 self.same.append((line, rid, raw))  # the vault's: the same record, or other words? (`settle`)
             elif rid in self.known:
+                if not noted and rid in self.ids and not _one_record(self.lines[self.ids.index(rid)], raw):
+                    self.refuse(  # (an id this input gave before, with other words: the first is kept, this one told)
+                        line,
+                        "id_taken",
+                        f"an earlier line of this input has the id {rid} with other words; the first is kept — "
+                        f"to keep these words too, `optmem append` them (a new id)",
+                        "id",
+                    )
+                    continue
                 self.already += not noted
             else:
                 self.known.add(rid)
@@ -808,6 +834,14 @@ def _same(held: Record, raw: bytes, line: int) -> bool:
     if corrects_from_text(raw, rec):
         held, rec = held._replace(corrects=()), rec._replace(corrects=())
     return held.to_line() == rec.to_line()
+
+
+def _one_record(first: bytes, raw: bytes) -> bool:
+    """Whether two lines of one input under one id say the same (key order and spacing aside)."""
+    try:
+        return bool(first == raw or json.loads(first) == json.loads(raw))
+    except ValueError:
+        return False
 
 
 def _refs(rec: Record) -> tuple[str, ...]:

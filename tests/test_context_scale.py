@@ -81,11 +81,12 @@ def _everything(vault: Vault, budget: int) -> str:
     """The block made from every redline and every conflict read and said, then fitted — what
     `context.build` must print whatever it leaves unread."""
     now = clock.now().timestamp()
-    rules, more = context._redlines(vault, None, now, 10**9)
+    ids: list[str] = []  # (each redline's id, as the line naming the ones cut names them)
+    rules, more = context._redlines(vault, None, now, 10**9, ids=ids)
     (items, _), (found, _) = context._records(vault, None, None, None, now)
     assert more == 0
     sections = [
-        Section("redlines", TITLES["redlines"], rules),
+        Section("redlines", TITLES["redlines"], rules, ids=ids),
         context._conflicts(vault, None, None),
         Section("memory", TITLES["memory"], context._hot(vault, "memory", None, [], (None, None))),
         Section("user", TITLES["user"], context._hot(vault, "user", None, [], (None, None))),

@@ -140,3 +140,20 @@ def test_across_domain_notes_and_other_projects_conflicts_leave_hot_memory_and_h
         assert out["omitted"]["across_domains"] > 0 and "svc" in split["summary"]
         line = next(i for i in text.splitlines() if target[-8:] in i and "corrected two ways" in i)
         assert "(project 数据平台)" in line
+
+
+def test_a_long_redline_does_not_push_out_a_shorter_one_that_fits_and_the_cut_ones_are_named(
+    cli: Cli, vault_path: Path
+) -> None:
+    """tester19's F5: redlines are kept in their order, one that does not fit is skipped (not every
+    one after it), and the line saying what was left out names the redlines it cut by id."""
+    short = cli.json("append", "redline: never deploy on friday", "--redline", "--origin", "user")["id"]
+    long = cli.json("append", "生产发布必须双人复核，" * 30, "--redline", "--origin", "user")["id"]
+    block = cli.json("context", "--budget", "400")
+    text = block["context"] if "context" in block else block["text"]
+    assert "never deploy on friday" in text and "双人复核" not in text
+    assert block["omitted"]["redlines"] == 1
+    assert f"1 redlines (id {long[-8:]})" in text and short[-8:] in text
+    full = cli.json("context", "--budget", "2000")
+    both = full["context"] if "context" in full else full["text"]
+    assert "never deploy on friday" in both and "双人复核" in both and "left out" not in both

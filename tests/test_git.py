@@ -522,3 +522,26 @@ def test_a_commit_message_in_another_encoding_is_recorded_never_lost(tmp_path, v
     recs = commits(vault_path)
     assert [c["text"] for c in recs] == ["café menu updated", "th\ufffd second"]
     assert "subject_bytes" not in recs[0] and recs[1]["subject_bytes"] == "th\\xe9 second"
+
+
+def test_a_commit_whose_subject_holds_a_secret_is_recorded_with_the_secret_as_its_placeholder(tmp_path):
+    """tester19's F6 ("No commit is lost"): the secret is never stored, the rest of the commit is —
+    as the Claude Code and Hermes paths keep a text around its secret (`optmem.redact`)."""
+    vault, repo = tmp_path / "v", tmp_path / "repo"
+    repo.mkdir()
+    assert om("--vault", str(vault), "init").returncode == 0
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("a")
+    token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    git(repo, "add", "."), git(repo, "commit", "-qm", f"move backend to port 9090 {token}")
+    res = om("--vault", str(vault), "hook", "git-commit", "--repo", str(repo), "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["status"] == "recorded" and out["redacted"] == ["github_token"] and token not in res.stdout
+    assert "[BLOCKED: github_token]" in out["warning"]
+    (rec,) = commits(vault)
+    assert rec["text"] == "move backend to port 9090 [BLOCKED: github_token]"
+    assert rec["evidence"] == git(repo, "rev-parse", "HEAD").stdout.strip()
+    assert token not in (vault / "LOG.jsonl").read_text("utf-8")
+    found = json.loads(om("--vault", str(vault), "search", "9090", "--kind", "commit", "--json").stdout)
+    assert [r["id"] for r in found["hits"]] == [out["id"]]

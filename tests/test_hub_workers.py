@@ -278,8 +278,12 @@ def test_the_workers_socket_says_tcp_so_answers_are_not_held_back_and_a_taken_po
 
     sock = listening("127.0.0.1", 0)
     port = sock.getsockname()[1]
-    with pytest.raises(UsageError, match=f"cannot listen on 127.0.0.1:{port}.*nothing was served"):
+    with pytest.raises(UsageError, match=f"cannot listen on 127.0.0.1:{port}.*another process holds the port"):
         listening("127.0.0.1", port)
+    # a host that is no address here is said as such, not as a port held (tester19 F11)
+    with pytest.raises(UsageError, match="'host:80' is no address of this machine") as bad:
+        listening("host:80", 90)
+    assert "another process" not in str(bad.value)
 
     async def nodelay() -> int:
         got: asyncio.Future[int] = asyncio.get_running_loop().create_future()

@@ -485,3 +485,16 @@ def test_purge_splices_after_of_ids_typed_in_lower_case(vault, cli):
         "cache host is cache3": "current",
         "cache host is cache1": "superseded",
     }
+
+
+def test_eval_warns_of_an_expected_id_no_record_has(vault, cli, tmp_path):
+    """tester19's F11: a typo in an `expect` id scored recall 0 without a word."""
+    rid = cli.json("append", "the backend listens on port 9090")["id"]
+    queries = tmp_path / "q.jsonl"
+    lines = [{"query": "backend port", "expect": [rid[-8:]]}, {"query": "backend port", "expect": ["ZZZZZZZZ"]}]
+    queries.write_text("\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
+    res = cli("eval", str(queries), "--json")
+    out = json.loads(res.stdout)
+    assert [q["recall"] for q in out["queries"]] == [1.0, 0.0]
+    (said,) = out["warnings"]
+    assert "1 expected id(s) name no record of the vault (ZZZZZZZZ)" in said and rid[-8:] not in said

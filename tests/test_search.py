@@ -575,6 +575,9 @@ def test_a_match_held_in_quarantine_is_counted_and_the_flag_named(vault, cli):
     out = cli.json("search", "previous instructions")
     assert out["hits"] == [] and out["held_matches"] == 1 and out["forgotten_matches"] == 0, out
     assert "(1 held: add --include-held)" in cli("search", "previous instructions").stdout
+    # widening the search to the forgotten still says what is held (tester19 F11)
+    assert cli.json("search", "previous instructions", "--include-forgotten")["held_matches"] == 1
+    assert "(1 held: add --include-held)" in cli("search", "previous instructions", "--include-forgotten").stdout
     shown = cli.json("search", "previous instructions", "--include-held")
     assert [h["id"] for h in shown["hits"]] == [held] and shown["held_matches"] == 0
     cli.json("release", held, "--origin", "user")

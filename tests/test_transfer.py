@@ -425,3 +425,38 @@ def test_a_refused_line_says_not_imported_once(cli, tmp_path):
     said = [line for line in res.stderr.splitlines() if line.startswith("warning: line")]
     assert len(said) == 2 and all(line.count("not imported") == 1 for line in said), res.stderr
     assert all("nothing was stored" not in line for line in said), res.stderr
+
+
+def test_an_export_carries_both_lines_of_a_doubled_id_and_says_what_it_leaves_out(cli, tmp_path):
+    """tester19's F2: every log record exactly as the log holds it — the second line of an id
+    written twice with other words too — and what it cannot carry (a line that is no record) said
+    on stderr and counted in the header; the header's count is the record lines that follow."""
+    vault = tmp_path / "v"
+    cli.json("--vault", str(vault), "init")
+    dup = "01M99DDDDDDDDDDDDDDDDDDDDD"
+    with open(vault / "LOG.jsonl", "ab") as fh:
+        for day, words in ((3, "dup id port one"), (4, "dup id port two")):
+            line = {"v": 1, "id": dup, "ts": f"2026-12-0{day}T00:00:00Z", "text": words, "domain": "default"}
+            fh.write(json.dumps(line).encode() + b"\n")
+        fh.write(b'{"v":1,"id":"01M99HHHHHHHHHHHHHHHHHHHHH","ts":"2026-12-05T00:00:00Z","text":"bad \xff here"}\n')
+        fh.write(
+            json.dumps(
+                {"v": 1, "id": dup, "ts": "2026-12-03T00:00:00Z", "text": "dup id port one", "domain": "default"}
+            ).encode()
+            + b"\n"
+        )
+    res = cli("--vault", str(vault), "export")
+    assert res.exit_code == 0, res.stderr
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    records = [x["record"] for x in lines if "record" in x]
+    assert sorted(r["text"] for r in records) == ["dup id port one", "dup id port two"]  # (the same line twice: once)
+    assert lines[0]["records"] == len(records) == 2
+    assert lines[0]["left_out"] == 1
+    assert "LOG.jsonl line 3" in res.stderr and "not in this export" in res.stderr
+    assert dup in res.stderr and "two lines" in res.stderr
+    # imported: the first line of the id goes in, the second is reported (not counted as already here)
+    dump = tmp_path / "ex.jsonl"
+    dump.write_text(res.stdout, "utf-8")
+    got = cli.json("--vault", str(tmp_path / "w"), "import", str(dump), "--origin", "user", code=None)
+    assert got["records"] == 1 and got["already"] == 0
+    assert [(b["code"], b["field"]) for b in got["bad"]] == [("id_taken", "id")] and got["partial"]

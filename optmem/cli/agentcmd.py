@@ -211,7 +211,9 @@ def sync(remote: str | None, branch: str | None, json_out: bool) -> None:
     remote. The first sync splits the log into one file per writer (`optmem segment`), so the
     log never conflicts; hot files merge entry by entry. Progress goes to stderr, the report to
     stdout: records in and out, incoming records the scanner flags, new conflicts, hot files over
-    their budget. A push the remote refused because it moved is merged and tried again.
+    their budget. A push the remote refused because it moved is merged and tried again. A line
+    holding a secret that the write gate never passed (typed in by hand) is neither committed nor
+    pushed: the sync is refused, naming the file and line (exit 1).
 
     \b
     Example:

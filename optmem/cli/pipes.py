@@ -163,7 +163,17 @@ def handoff_read(
     if history is None and domain is None:
         found = handoff.latest_per_domain(vault, project, show_unsafe=allow_unsafe)
     else:
-        found = handoff.read(vault, project, 1 if history is None else history, domain=domain, show_unsafe=allow_unsafe)
+        bad: list[Any] = []  # (--history reads the log: a HANDOFF.md that cannot be read is said, not fatal)
+        found = handoff.read(
+            vault,
+            project,
+            1 if history is None else history,
+            domain=domain,
+            show_unsafe=allow_unsafe,
+            set_aside=None if history is None else bad,
+        )
+        for exc in bad:
+            note(f"optmem: warning: {exc.message.split(' — ', 1)[0]}; --history lists the log's handoffs")
         if history is None:  # (that domain's latest, and any of its handoffs written beside it)
             found += handoff.beside(vault, found[0], show_unsafe=allow_unsafe)
 

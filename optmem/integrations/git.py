@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from optmem import fsio, gitstate
-from optmem.errors import NotFound, OptmemError, Unreadable, UsageError
+from optmem.errors import NotFound, OptmemError, Unreadable, UnsafeContent, UsageError
 from optmem.record import COMMIT, IMPORT
 from optmem.vault import Vault
 from optmem.vault import project_name as project_name  # (a name the integrations import from here)
@@ -395,9 +395,9 @@ def record_commit(
     if already is None and supersedes is None and rev == "HEAD" and _rewrite_pending(root):
         return {"id": None, "sha": sha, "subject": subject, "files": len(paths), "status": "deferred"}
     corrects = [x for x in (old, already) if x]
-    res = log.append(
-        vault,
-        log.Draft(
+
+    def draft(subject: str, author: str, paths: list[str], undecoded: str | None) -> log.Draft:
+        return log.Draft(
             subject or f"commit {sha[:12]}",
             domain=domain,
             project=project,
@@ -410,10 +410,29 @@ def record_commit(
             extra={"paths": paths[:200], "files": len(paths)}
             | ({"said_at": said_at} if said_at else {})
             | ({"subject_bytes": undecoded[:2000]} if undecoded else {}),
-        ),
-        gate=False,
-    )
-    out = {
+        )
+
+    redacted: list[str] = []
+    kept = undecoded
+    try:
+        res = log.append(vault, draft(subject, author, paths, undecoded), gate=False)
+    except UnsafeContent as err:
+        if err.context.get("kind") != "secret":
+            raise
+        # a secret is never stored, the commit is: each secret read as its `[BLOCKED: rule]`
+        # placeholder, the rest kept (`optmem.redact`, as the agent hosts' texts are)
+        from optmem.redact import redact_secrets
+
+        def out_of(text: str) -> str:
+            said, rules = redact_secrets(text)
+            redacted.extend(r for r in rules if r not in redacted)
+            return said
+
+        subject, author = out_of(subject), out_of(author)
+        paths = [out_of(p) for p in paths]
+        kept = out_of(undecoded) if undecoded else None
+        res = log.append(vault, draft(subject, author, paths, kept), gate=False)
+    out: dict[str, Any] = {
         "id": res.id,
         "sha": sha,
         "subject": subject,
@@ -424,9 +443,17 @@ def record_commit(
         out["warning"] = (
             f"commit {sha[:12]}'s subject is not valid in the encoding it declares (UTF-8 unless "
             f"i18n.commitEncoding said otherwise when it was made): recorded with � for each byte that is "
-            f"not, the bytes as written in the record's subject_bytes ({undecoded[:80]}); set "
+            f"not, the bytes as written in the record's subject_bytes ({(kept or '')[:80]}); set "
             "i18n.commitEncoding to the encoding you type in (e.g. ISO-8859-1) so later commits declare it"
         )
+    if redacted:
+        out["redacted"] = redacted
+        said = (
+            f"commit {sha[:12]} holds a secret ({', '.join(redacted)}): recorded with it read as "
+            f"[BLOCKED: {redacted[0]}], never stored — the commit itself still holds it: take it out of git's "
+            "history before pushing (`git commit --amend`), and rotate it if it was pushed"
+        )
+        out["warning"] = f"{out['warning']}; {said}" if out.get("warning") else said
     return out
 
 

@@ -1471,10 +1471,19 @@ def listening(host: str, port: int) -> Any:
         sock.bind((host, port))
         sock.listen(2048)
     except OSError as exc:
+        import errno
+
         sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            why = "another process holds the port — choose another, or stop that one"
+        elif exc.errno == errno.EACCES:
+            why = "this user may not listen on that port (below 1024 needs privileges) — choose another"
+        elif isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+            why = f"{host!r} is no address of this machine — give its name or address (127.0.0.1, ::1, 0.0.0.0)"
+        else:
+            why = "check the address and the port"
         raise UsageError(
-            f"the hub cannot listen on {host}:{port} ({exc.strerror or exc}): another process may hold the port — "
-            "choose another, or stop that one; nothing was served"
+            f"the hub cannot listen on {host}:{port} ({exc.strerror or exc}): {why}; nothing was served"
         ) from exc
     return sock
 

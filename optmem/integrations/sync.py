@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from optmem import fsio, gitstate, layout
-from optmem.errors import MergeConflict, OptmemError, SyncFailed, UsageError, quote
-from optmem.record import BOOKKEEPING, READ_BYTES, RELEASE, BadLine, flagged_field, parse_line
+from optmem.errors import MergeConflict, OptmemError, SyncFailed, UnsafeContent, UsageError, quote
+from optmem.record import BOOKKEEPING, READ_BYTES, RELEASE, BadLine, flagged_field, parse_line, strings
 from optmem.vault import Vault
 from optmem.view import short_ids
 
@@ -108,6 +108,7 @@ class _Git:
         self.env: dict[str, str] = {}  # on top of `gitstate.environment`
         self._made: set[str] | None = None
         self._fetched: set[str] = set()  # the new ends of the remote-tracking refs' fetches (`reflogs`)
+        self.cleared: set[bytes] = set()  # lines `_refuse_secrets` found no secret in, this sync
         self.brought: set[str] = set()  # the commits this sync's own fetches ended on
         self._elsewhere: dict[str, set[str]] = {}  # base → `from_elsewhere(base)`
         self._commit_diffs: dict[str, dict[str, bytes]] = {}  # a marked commit → its diff (`_commit_diff`)
@@ -378,6 +379,7 @@ def _sync(vault: Vault, remote: str | None, branch: str | None, say: Say) -> Syn
         if not git.head():
             break  # nothing here, nothing there: an empty vault in an empty repository
         report.records_out = _records_out(git, vault, remote_ref if exists else None)
+        _refuse_secrets(git, vault, "log", "-p", "--format=%x00", f"{remote_ref}..HEAD" if exists else "HEAD")
         say(f"pushing to {remote}/{branch}")
         pushed = git.run("push", "--quiet", remote, f"HEAD:refs/heads/{branch}", check=False)
         if pushed.returncode == 0:
@@ -906,6 +908,11 @@ def _commit(git: _Git, vault: Vault, say: Say) -> bool:
     git.run("add", "--all", "--", ".")
     if git.ok("diff", "--cached", "--quiet"):
         return False
+    try:
+        _refuse_secrets(git, vault, "diff", "--cached")
+    except UnsafeContent:
+        git.run("reset", "--quiet", check=False)  # (nothing staged is left for a commit by hand)
+        raise
     say("committing this clone's changes")
     message = ["-m", f"optmem sync: {layout.writer(vault.root)}"]
     purged = lost.purged_hashes(vault)
@@ -916,6 +923,101 @@ def _commit(git: _Git, vault: Vault, say: Say) -> bool:
             message += ["-m", "\n".join(f"{PURGED_MARK}: {h}" for h in marks)]
     git.run("commit", "--quiet", "--no-verify", *message)
     return True
+
+
+def _refuse_secrets(git: _Git, vault: Vault, *command: str) -> None:
+    """Refuse to commit or push a line that holds a secret (`UnsafeContent`, naming the file, the
+    line, the rule, and the record's id when it has one): a line `command` adds (`diff --cached`:
+    what this clone is about to commit; `log -p` of the commits the remote lacks: each of them, as
+    a push sends every commit, not only their sum). The write gate refuses secrets, so such a line
+    was typed or pasted by hand (or written with --allow-unsafe); once pushed, only `purge` and a
+    rewrite of the remote's history take it out. A log line the gate passed (its verdict kept:
+    `verdicts.clean`) is not scanned again; every other added line is — each string a JSON line
+    carries (its escapes read), any other line as it stands. The secret is never quoted."""
+    from optmem import verdicts
+    from optmem.safety import scan
+
+    committed = command[0] == "log"
+    options = ("-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
+    diff = gitstate.run(git.root, command[0], *options, *command[1:], text=False, timeout=300).stdout
+    added: list[tuple[str, int, bytes]] = []
+    name, n, header = "", 0, False
+    for line in diff.split(b"\n"):
+        if line.startswith(b"diff --git "):
+            name, header = "", True  # (a file's header lines, up to its first hunk)
+        elif header and line.startswith(b"+++ "):
+            name = line[4:].decode("utf-8", "replace").removeprefix("b/") if line[4:] != b"/dev/null" else ""
+        elif line.startswith(b"@@"):
+            header = False
+            got = line.split(b" +", 1)[1].split(b",", 1)[0].split(b" ", 1)[0] if b" +" in line else b""
+            n = int(got) if got.isdigit() else 0
+        elif not header and line.startswith(b"+") and name:
+            added.append((name, n, line[1:]))
+            n += 1
+    logs = [raw for name, _, raw in added if name.endswith(".jsonl")]
+    passed = {
+        part[i] for part in (logs[k : k + 5000] for k in range(0, len(logs), 5000)) for i in verdicts.clean(vault, part)
+    }
+    for name, n, raw in added:
+        if not raw.strip() or raw in passed or raw in git.cleared:
+            continue
+        rid, values = None, [raw.decode("utf-8", "replace")]
+        if name.endswith(".jsonl"):
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                obj = None
+            if obj is not None:
+                try:  # (a record: each string it carries, as the write gate judges them — `record.strings`)
+                    values = [v for _, v in strings(parse_line(raw, n, READ_BYTES))]
+                except BadLine:
+                    values = list(_json_strings(obj))
+                rid = obj.get("id") if isinstance(obj, dict) and isinstance(obj.get("id"), str) else None
+        rule = next((r for v in values if (r := scan.secret(v))), None)
+        if rule is None:
+            git.cleared.add(raw)  # (the push's scan of the commit just made reads it again)
+            continue
+        if rid:
+            fix = f"`optmem purge {rid} --yes` takes the record out"
+        elif _hot_name(name):
+            fix = "take the entry out (edit the file, or `optmem remove`)"
+        else:
+            fix = "take the line out of the file (it was typed by hand)"
+        where = "a commit of this clone the remote lacks holds" if committed else "the change to commit holds"
+        done = (
+            "nothing was pushed; a commit keeps what it held, so take it out of this clone's unpushed commits too "
+            "(`git rebase -i`, or `git reset --soft` to the remote's branch, then `optmem sync`)"
+            if committed
+            else "nothing was committed or pushed"
+        )
+        raise UnsafeContent(
+            f"refused: {where} a secret in {name} line {n} (the security rule {rule!r}); {fix}, then run "
+            f"`optmem sync` again — {done}",
+            rule=rule,
+            kind="secret",
+            file=name,
+            line=n,
+            **({"id": rid} if rid else {}),
+        )
+
+
+def _hot_name(name: str) -> bool:
+    from optmem.vault import hot_target
+
+    return hot_target(name) is not None
+
+
+def _json_strings(value: Any) -> Iterator[str]:
+    """Every string inside a parsed JSON value (keys too)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _json_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _json_strings(v)
 
 
 def _removed_ids(git: _Git, *between: str, paths: tuple[str, ...] = (layout.SEGMENTS, layout.LOG)) -> set[str]:
