@@ -534,6 +534,16 @@ def _followed(vault: Vault, hot: HotFile, project: str | None) -> tuple[HotFile,
     return hot, drifted, newest
 
 
+def _unnote(vault: Vault) -> None:
+    """Forget the hot files' state the index noted (`follow`), before an edit is journalled: cut
+    short before its rename, the edit leaves the file as it was noted, and the next read must
+    still look at it to finish the edit (`_finish`)."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        idx.note_hot("")
+
+
 def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
     """The file with optmem's last edit of it finished, when that edit was journalled and the
     process stopped before the new file was renamed into place (lock held): the file is exactly as
@@ -541,8 +551,9 @@ def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
     journal says was added or removed is no one's edit but that cut-short one's. The edit is
     replayed from its journal records and written only if it gives the file the journal names;
     else (a person's undo writes the file anew, a copy put back has a new change time) the file
-    is left as it is. A file that did not exist before the edit is never finished: one deleted
-    since cannot be told from one never written."""
+    is left as it is. A file's first write starts from an empty file (`fsio.create_empty`), so it
+    is finished as any other; a file missing now is never written back: one deleted since cannot be
+    told from one never written."""
     from optmem.index import open_index
 
     with open_index(vault) as idx:
@@ -570,8 +581,10 @@ def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
             entries.append(rec.text)
         elif op == "remove" and at is not None and not rec.extra.get("replaced_by"):
             del entries[at]
-        elif op == "replace":  # the entry it replaces (`old`) keeps its place
-            old = next((i for i, e in enumerate(entries) if e == rec.extra.get("old")), None)
+        elif op == "replace":  # the entry it replaces keeps its place (named by its removal's record: its
+            # `old` text is a placeholder when it held a secret, `log._secretless`)
+            gone = {r.extra.get("entry") for r in batch if r.extra.get("replaced_by") == entry}
+            old = next((i for i, e in enumerate(entries) if e == rec.extra.get("old") or entry_id(e) in gone), None)
             if old is None:
                 return hot
             entries[old] = rec.text
@@ -1115,7 +1128,13 @@ def apply(
             if not real:
                 break
             # the log is the truth: journal first — with the file as it was and as it will be, so
-            # that an edit cut short before the rename is finished by the next command (`_finish`)
+            # that an edit cut short before the rename is finished by the next command (`_finish`);
+            # a file's first write starts from an empty file made now, which such a crash leaves as
+            # the edit found it (a missing file cannot be told from one a person deleted)
+            made = fsio.create_empty(hot.path, within=vault.root) if hot.read is None else None
+            if made is not None:
+                hot.read = b""
+            _unnote(vault)
             text = hot.render()
             cut = {CUT: {"was": was, "stamp": _stamp(hot.path), "now": entry_id(text)}}
             vouched = {"vouched_by": vouched_by} if vouched_by else {}
@@ -1140,6 +1159,10 @@ def apply(
                 again = [{**op, "force": True} if (op.get("op") or op.get("action")) == "add" else op for op in ops]
                 redo = partial(_edit, ops=again, threshold=threshold, allow_unsafe=allow_unsafe)
                 hot = _rewrite(vault, target, project, journal, redo)
+            except BaseException:
+                if made is not None and not journal:  # (refused before its journal: nothing of it is left)
+                    fsio.remove_empty(hot.path, made)
+                raise
             break
         else:
             raise FileChanged(
