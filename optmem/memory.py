@@ -74,6 +74,9 @@ TARGETS = ("memory", "user")
 
 
 MIN_ID_PREFIX = 4  # of an entry id's 8 characters, the fewest --id accepts
+# the most a hot file's front matter `limit:` sets (the configured limit, if higher): the file may
+# come from another clone (git, `sync`), and hot memory goes into every prompt whole
+LIMIT_CEILING = 20_000
 
 
 _sha256: Any = None
@@ -265,15 +268,23 @@ def _parsed(vault: Vault, target: str, project: str | None, data: bytes | None) 
 
 def _limit_of(front: str, default: int, name: str) -> tuple[int, str | None]:
     """The limit a file's front matter sets (`limit: 3000`, a YAML comment after it allowed), else
-    `default`; and, when its `limit:` cannot be read (3,000, 3k, -5, 0, [unclosed), what is wrong
+    `default`; at most `LIMIT_CEILING` (or `default`, if higher), which applies to a file that asks
+    more; and, when its `limit:` cannot be read (3,000, 3k, -5, 0, [unclosed), what is wrong
     and that `default` is used — said by the commands that read the file and by `doctor`, never
     passed over without a word."""
     m = _LIMIT_LINE.search(front)
     if not m:
         return default, None
     value = re.sub(r"[ \t]+#.*$", "", m.group(1))
-    if value.isascii() and value.isdigit() and int(value) >= 1:
+    top = max(LIMIT_CEILING, default)
+    if value.isascii() and value.isdigit() and 1 <= int(value) <= top:
         return int(value), None
+    if value.isascii() and value.isdigit() and int(value) > top:
+        return top, (
+            f"{name}: its front matter's `limit: {value}` is over the most a hot file's front matter may set "
+            f"({top:,} characters: hot memory goes into every prompt whole, and the file may come from another "
+            f"clone), so {top:,} applies — lower the line (a larger limit is set in optmem.toml's [limits])"
+        )
     return default, (
         f"{name}: its front matter's `limit: {value}` is not a whole number of characters (at least 1, "
         f"digits only: `limit: 3000`), so the configured limit {default:,} applies — correct the line"
