@@ -1232,12 +1232,13 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
         from optmem.quarantine import kind_of
 
         secrets = [h.id[-8:] for h in lines_blocked if kind_of(h.rule) == "secret"]
+        named = ", ".join(secrets[:5]) + (", …" if len(secrets) > 5 else "")
         report.notes.append(
             f"{len(lines_blocked)} line(s) no write gate held read as [BLOCKED] (typed into the log, brought by sync, "
             "or written with --allow-unsafe; the scanner flags them) — `optmem quarantine` lists them: "
             "`optmem release ID` if one is fine, `optmem forget ID` if not"
             + (
-                f"; {len(secrets)} of them hold a secret ({', '.join(secrets[:5])}{', …' if len(secrets) > 5 else ''}), "
+                f"; {len(secrets)} of them hold a secret ({named}), "
                 "stored in the log and copied by every sync: `optmem purge ID --yes` deletes each"
                 if secrets
                 else ""
