@@ -25,7 +25,10 @@ from optmem.vault import Vault, validate_name
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    from optmem.record import Record
 
 
 class Section:
@@ -372,7 +375,7 @@ def _hot(
     the file itself, without the notes)."""
     from optmem import memory
 
-    shown = memory.show(vault, [(target, project)])[0]
+    shown = memory.show(vault, [(target, project)], marks=False)[0]
     if stale_only:
         if shown.unreadable:
             return []  # (the agent reads the file itself: what it cannot read, it is told)
@@ -610,8 +613,33 @@ def _facts(vault: Vault, project: str, domain: str | None, now: float) -> tuple[
     return out, ids
 
 
+def _in_block(vault: Vault, project: str | None) -> Callable[[Record], bool]:
+    """Whether a record is the journal record of an entry a hot file the block comes with holds
+    now (MEMORY.md, USER.md, the project's block): its entry is listed there — said twice, it would
+    spend the budget twice. A file that cannot be read lists nothing: its entries' records stay."""
+    from optmem import memory
+
+    files = {"MEMORY.md", "USER.md", *([f"projects/{project}/MEMORY.md"] if project else [])}
+    held: dict[str, set[str]] = {}
+
+    def check(rec: Record) -> bool:
+        step = memory.journal_step(rec)
+        if step is None or step[0] not in files:
+            return False
+        if step[0] not in held:
+            held[step[0]] = memory.held_entries(vault, step[0]) or set()
+        return step[1] in held[step[0]]
+
+    return check
+
+
 def _records(
-    vault: Vault, project: str | None, domain: str | None, query: str | None, now: float, hot: bool = True
+    vault: Vault,
+    project: str | None,
+    domain: str | None,
+    query: str | None,
+    now: float,
+    block: str | None = None,  # the project whose block the context shows
 ) -> tuple[tuple[list[str], list[str]], tuple[list[str], list[str]]]:
     """(items, ids) of the records said in the conversation, then of those saved from outside
     it (a tool's output, an import, another clone: `quarantine.secondhand`), each item one line
@@ -627,8 +655,10 @@ def _records(
             limit=20,
             filters=search.make_filters(domains=[domain] if domain else None, project=project, current=True),
         ).hits
-        # (without `hot`, the hot files' entries too: the caller's agent shows those files itself)
-        hits = [h.record for h in found if h.record.tier != "redline" and (hot or h.record.kind != MEMORY)]
+        # (a hot file's entry is not said again: the block shows its file — or, without `hot`, the
+        # caller's agent does — `_in_block`)
+        in_block = _in_block(vault, block)
+        hits = [h.record for h in found if h.record.tier != "redline" and not in_block(h.record)]
         stored = {h.record.id for h in found if h.stored()}  # (shown as stored: `view.as_stored`)
         outdated = {h.record.id: h.outdated for h in found if h.outdated}  # (a merged record's facts)
         guesses = {h.record.id: {"may_update": h.may_update, "updated_by": h.updated_by} for h in found}
@@ -754,7 +784,7 @@ def build(
     facts, fact_ids = _facts(vault, project, domain, now) if project else ([], [])
     if facts:
         sections.append(Section("facts", TITLES["facts"].format(project=project), facts, ids=fact_ids))
-    (items, ids), (found, found_ids) = _records(vault, own, domain, query, now, hot)
+    (items, ids), (found, found_ids) = _records(vault, own, domain, query, now, project)
     if fact_ids:  # (a fact listed above is not listed again among the records)
         kept = [(i, rid) for i, rid in zip(items, ids, strict=True) if rid not in set(fact_ids)]
         items, ids = [i for i, _ in kept], [rid for _, rid in kept]

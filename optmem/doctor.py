@@ -1229,10 +1229,20 @@ def _check_lifecycle(vault: Vault, report: Report) -> None:
             )
         )
     if lines_blocked:  # (not a problem of the files: each waits for a person's review, as a held record does)
+        from optmem.quarantine import kind_of
+
+        secrets = [h.id[-8:] for h in lines_blocked if kind_of(h.rule) == "secret"]
+        named = ", ".join(secrets[:5]) + (", …" if len(secrets) > 5 else "")
         report.notes.append(
             f"{len(lines_blocked)} line(s) no write gate held read as [BLOCKED] (typed into the log, brought by sync, "
             "or written with --allow-unsafe; the scanner flags them) — `optmem quarantine` lists them: "
             "`optmem release ID` if one is fine, `optmem forget ID` if not"
+            + (
+                f"; {len(secrets)} of them hold a secret ({named}), "
+                "stored in the log and copied by every sync: `optmem purge ID --yes` deletes each"
+                if secrets
+                else ""
+            )
         )
     if split:  # (each domain keeps its own values: a note, as a person may mean it)
         names = ", ".join(sk.key for sk in split[:5]) + (f" and {len(split) - 5} more" if len(split) > 5 else "")

@@ -845,6 +845,54 @@ def probe_write(folder: Path) -> str | None:
             pass
 
 
+def create_empty(path: Path, *, mode: int = FILE_MODE, within: Path | None = None) -> Path | None:
+    """Make `path` an empty file where there is none (the folders it needs too), on disk with its
+    folder: for a file whose first write is recorded before its rename (a hot file's journal), so
+    that a crash between the two leaves the file as that write found it — empty, with a stamp the
+    record names — not missing, which a person's deletion leaves too. Returns the topmost thing
+    made (a folder made for it, else the file), for `remove_empty`; None when a file is there or
+    none can be made (the write itself then says why)."""
+    check_within(path, within)
+    top = path.parent
+    while not top.parent.exists() and top.parent != top:
+        top = top.parent
+    made = top if not top.exists() else None
+    try:
+        ensure_dir(path.parent, within=within)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except (OSError, OptmemError):
+        if made is not None:
+            remove_empty(path, made)
+        return None
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    _fsync_dir(path.parent)
+    return made or path
+
+
+def remove_empty(path: Path, made: Path) -> None:
+    """Undo `create_empty` (`made`: what it returned) when the write it began was refused: the file
+    while it is still empty, and the folders made for it while they are empty."""
+    try:
+        if path.is_file() and not path.is_symlink() and path.stat().st_size == 0:
+            path.unlink()
+    except OSError:
+        return
+    if made == path:
+        return
+    folder = path.parent
+    while folder.is_relative_to(made):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        if folder == made:
+            return
+        folder = folder.parent
+
+
 def remove_file(path: Path) -> None:
     """Delete a derived file if present."""
     try:

@@ -916,7 +916,8 @@ def journal_hot(
     in quarantine (`record.held`), as any flagged record is — kept, never shown as a fact until a
     person releases it; one that holds a secret is journalled as its `[BLOCKED: rule]`
     placeholder, so the secret is not copied into the append-only log (the file keeps it, to be
-    removed there).
+    removed there). So is an entry holding a secret that optmem's own edit removes or replaces
+    (the removal's text, the replace's `old`: `_secretless`) — no path of the journal stores one.
     `origin`: who made the edit (`record.origin`); an edit found in the file (`drift`) has none.
     An entry added that may be a new value of another (`memory._do_add`, as the gate guesses one)
     carries `may_update`, the other entry's journal record (`Change.updates`): search and context
@@ -944,7 +945,7 @@ def journal_hot(
             extra={"op": op, "file": file, "entry": entry.id, **more, **(extra or {})}
             | ({"said_at": said_at} if said_at else {}),
         )
-        return _unscanned_entry(rec) if source == "drift" or unscanned else rec
+        return _secretless(_unscanned_entry(rec) if source == "drift" or unscanned else rec)
 
     for c in changes:
         if c.entry is None:  # (a bug: every change journalled names its entry, a replace the old one too)
@@ -965,6 +966,25 @@ def journal_hot(
 
     verdicts.remember(vault, [line for line, r in zip(lines, records) if record.gate_finding(r) is None])
     return [r.id for r in records]
+
+
+def _secretless(rec: Record) -> Record:
+    """A journal record of optmem's own edit with the texts no gate passed in this edit — the entry
+    it removes or replaces (`text` of a removal, a replace's `old`), perhaps pasted by hand or
+    brought by git — as their `[BLOCKED: rule]` placeholder when they hold a secret, as the journal
+    of the hand edit that brought them has them (`_unscanned_entry`): taking a secret out of hot
+    memory never stores it in the append-only log. (An added or new text passed the gate.)"""
+    old = rec.extra.get("old")
+    if rec.extra.get("op") == "remove" and (rule := scan.secret(rec.text)):
+        rec = rec._replace(text=_placeholder(rec.text, rule))
+    if isinstance(old, str) and (rule := scan.secret(old)):
+        rec = rec._replace(extra={**rec.extra, "old": _placeholder(old, rule)})
+    return rec
+
+
+def _placeholder(text: str, rule: str) -> str:
+    """What a text holding a secret (`rule`) reads as: the placeholder every surface shows it as."""
+    return f"[BLOCKED: {scan.find(text) or rule}]"
 
 
 def _unscanned_entry(rec: Record) -> Record:

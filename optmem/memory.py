@@ -74,6 +74,9 @@ TARGETS = ("memory", "user")
 
 
 MIN_ID_PREFIX = 4  # of an entry id's 8 characters, the fewest --id accepts
+# the most a hot file's front matter `limit:` sets (the configured limit, if higher): the file may
+# come from another clone (git, `sync`), and hot memory goes into every prompt whole
+LIMIT_CEILING = 20_000
 
 
 _sha256: Any = None
@@ -265,15 +268,23 @@ def _parsed(vault: Vault, target: str, project: str | None, data: bytes | None) 
 
 def _limit_of(front: str, default: int, name: str) -> tuple[int, str | None]:
     """The limit a file's front matter sets (`limit: 3000`, a YAML comment after it allowed), else
-    `default`; and, when its `limit:` cannot be read (3,000, 3k, -5, 0, [unclosed), what is wrong
+    `default`; at most `LIMIT_CEILING` (or `default`, if higher), which applies to a file that asks
+    more; and, when its `limit:` cannot be read (3,000, 3k, -5, 0, [unclosed), what is wrong
     and that `default` is used — said by the commands that read the file and by `doctor`, never
     passed over without a word."""
     m = _LIMIT_LINE.search(front)
     if not m:
         return default, None
     value = re.sub(r"[ \t]+#.*$", "", m.group(1))
-    if value.isascii() and value.isdigit() and int(value) >= 1:
+    top = max(LIMIT_CEILING, default)
+    if value.isascii() and value.isdigit() and 1 <= int(value) <= top:
         return int(value), None
+    if value.isascii() and value.isdigit() and int(value) > top:
+        return top, (
+            f"{name}: its front matter's `limit: {value}` is over the most a hot file's front matter may set "
+            f"({top:,} characters: hot memory goes into every prompt whole, and the file may come from another "
+            f"clone), so {top:,} applies — lower the line (a larger limit is set in optmem.toml's [limits])"
+        )
     return default, (
         f"{name}: its front matter's `limit: {value}` is not a whole number of characters (at least 1, "
         f"digits only: `limit: 3000`), so the configured limit {default:,} applies — correct the line"
@@ -534,6 +545,16 @@ def _followed(vault: Vault, hot: HotFile, project: str | None) -> tuple[HotFile,
     return hot, drifted, newest
 
 
+def _unnote(vault: Vault) -> None:
+    """Forget the hot files' state the index noted (`follow`), before an edit is journalled: cut
+    short before its rename, the edit leaves the file as it was noted, and the next read must
+    still look at it to finish the edit (`_finish`)."""
+    from optmem.index import open_index
+
+    with open_index(vault) as idx:
+        idx.note_hot("")
+
+
 def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
     """The file with optmem's last edit of it finished, when that edit was journalled and the
     process stopped before the new file was renamed into place (lock held): the file is exactly as
@@ -541,8 +562,9 @@ def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
     journal says was added or removed is no one's edit but that cut-short one's. The edit is
     replayed from its journal records and written only if it gives the file the journal names;
     else (a person's undo writes the file anew, a copy put back has a new change time) the file
-    is left as it is. A file that did not exist before the edit is never finished: one deleted
-    since cannot be told from one never written."""
+    is left as it is. A file's first write starts from an empty file (`fsio.create_empty`), so it
+    is finished as any other; a file missing now is never written back: one deleted since cannot be
+    told from one never written."""
     from optmem.index import open_index
 
     with open_index(vault) as idx:
@@ -570,8 +592,10 @@ def _finish(vault: Vault, hot: HotFile, project: str | None) -> HotFile:
             entries.append(rec.text)
         elif op == "remove" and at is not None and not rec.extra.get("replaced_by"):
             del entries[at]
-        elif op == "replace":  # the entry it replaces (`old`) keeps its place
-            old = next((i for i, e in enumerate(entries) if e == rec.extra.get("old")), None)
+        elif op == "replace":  # the entry it replaces keeps its place (named by its removal's record: its
+            # `old` text is a placeholder when it held a secret, `log._secretless`)
+            gone = {r.extra.get("entry") for r in batch if r.extra.get("replaced_by") == entry}
+            old = next((i for i, e in enumerate(entries) if e == rec.extra.get("old") or entry_id(e) in gone), None)
             if old is None:
                 return hot
             entries[old] = rec.text
@@ -1115,7 +1139,13 @@ def apply(
             if not real:
                 break
             # the log is the truth: journal first — with the file as it was and as it will be, so
-            # that an edit cut short before the rename is finished by the next command (`_finish`)
+            # that an edit cut short before the rename is finished by the next command (`_finish`);
+            # a file's first write starts from an empty file made now, which such a crash leaves as
+            # the edit found it (a missing file cannot be told from one a person deleted)
+            made = fsio.create_empty(hot.path, within=vault.root) if hot.read is None else None
+            if made is not None:
+                hot.read = b""
+            _unnote(vault)
             text = hot.render()
             cut = {CUT: {"was": was, "stamp": _stamp(hot.path), "now": entry_id(text)}}
             vouched = {"vouched_by": vouched_by} if vouched_by else {}
@@ -1140,6 +1170,10 @@ def apply(
                 again = [{**op, "force": True} if (op.get("op") or op.get("action")) == "add" else op for op in ops]
                 redo = partial(_edit, ops=again, threshold=threshold, allow_unsafe=allow_unsafe)
                 hot = _rewrite(vault, target, project, journal, redo)
+            except BaseException:
+                if made is not None and not journal:  # (refused before its journal: nothing of it is left)
+                    fsio.remove_empty(hot.path, made)
+                raise
             break
         else:
             raise FileChanged(
@@ -1474,12 +1508,38 @@ class Shown(Value):
         )
 
 
-def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
+def forked_entries(vault: Vault) -> dict[str, set[str]]:
+    """file → the ids of the entries it holds that are versions of one entry edited two ways (on
+    two clones, git keeping both: `facts.hot_forks`, what `conflicts` lists) — a vault whose
+    index cannot be read marks none."""
+    from optmem import facts
+    from optmem.index import open_index
+    from optmem.stdlib import sqlite3
+
+    out: dict[str, set[str]] = {}
+    if not vault.exists():
+        return out
+    try:
+        with open_index(vault) as idx:
+            for rows, _ in facts.hot_forks(idx):
+                for row in rows:
+                    step = journal_step(idx.record(row))
+                    if step is not None and step[2] != "remove":
+                        out.setdefault(step[0], set()).add(step[1])
+    except (OptmemError, OSError, sqlite3.Error):
+        return {}
+    return out
+
+
+def show(vault: Vault, targets: list[tuple[str, str | None]], *, marks: bool = True) -> list[Shown]:
     """The files, ready for a prompt: entries re-scanned, flagged ones shown as [BLOCKED: rule].
     Each file stands on its own: one that cannot be read (invalid UTF-8, an I/O error) is
     returned without entries, with `unreadable` saying why — the others are still shown. (A
-    write to it still refuses: `load` raises.)"""
+    write to it still refuses: `load` raises.) An entry that is one version of an entry edited
+    two ways (`forked_entries`) carries `conflict`, as every surface marks it (`marks`: looked
+    for — `context` asks about such an entry in a section of its own)."""
     out = []
+    forked: dict[str, set[str]] | None = None if marks else {}
     for target, project in targets:
         try:
             hot = load(vault, target, project)
@@ -1497,9 +1557,15 @@ def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
             continue
         from optmem.safety import scan  # (what is shown is scanned; reading a file's ids is not)
 
+        if forked is None:
+            forked = forked_entries(vault)
         entries = []
         for e in hot.entries:
             rule = scan.find(e)
-            entries.append({"id": entry_id(e), "text": f"[BLOCKED: {rule}]" if rule else e, "blocked": rule})
+            eid = entry_id(e)
+            entries.append(
+                {"id": eid, "text": f"[BLOCKED: {rule}]" if rule else e, "blocked": rule}
+                | ({"conflict": True} if eid in forked.get(hot.name, ()) else {})
+            )
         out.append(Shown(hot.label, hot.name, hot.usage(), entries, hot.conflicted, bad_limit=hot.bad_limit))
     return out

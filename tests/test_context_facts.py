@@ -102,3 +102,21 @@ def test_a_newer_unkeyed_note_that_may_change_a_keyed_value_follows_it_as_a_gues
     assert "5432" in first and f"may have been updated by id {new[-8:]}?" in first, facts
     assert "6543" in second and f"may be a new value of id {old[-8:]}?" in second, facts
     assert out["text"].count("staging db port is 6543") == 1  # not listed again among the records
+
+
+def test_context_does_not_list_a_hot_entry_again_among_the_relevant_records(cli, vault_path):
+    """Each hot entry the block shows (MEMORY.md, USER.md, the project's block) is listed once:
+    its journal record is not repeated under "Relevant records" (tester 19 F9); a record of the
+    log that matches still is, and so is an entry of another project's block."""
+    cli.json("add", "The dev server runs on port 8080.")
+    cli.json("add", "The dev server runs on port 9090.", "--force")
+    cli.json("add", "--target", "user", "prefers the dev server on a high port")
+    cli.json("add", "--project", "api", "the api dev server runs on port 7070")
+    cli.json("add", "--project", "web", "the web dev server runs on port 3000")
+    cli.json("append", "the dev server logs go to /var/log/dev")
+    block, _, found = cli("context", "--query", "dev server").stdout.partition("## Relevant records")
+    for said in ("port 8080.", "port 9090.", "high port"):
+        assert said in block and said not in found, (block, found)
+    assert "/var/log/dev" in found and "port 3000" in found and "port 7070" in found, found
+    block, _, found = cli("context", "--query", "dev server", "-p", "api").stdout.partition("## Relevant records")
+    assert "port 7070" in block and "port 7070" not in found, (block, found)

@@ -226,18 +226,33 @@ def test_a_file_made_while_optmem_makes_it_is_kept(
     vault: Vault, vault_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """MEMORY.md did not exist when `add` read it, and a script makes it before optmem's new file
-    takes the name: optmem does not write over it (it makes the file only where none is), and makes
-    its edit again on the script's file."""
-    path = vault_path / "MEMORY.md"
-    create, done = fsio.Replacement._create, []
+    takes the name — before optmem makes the empty file its first write starts from, or after,
+    right before the rename: optmem does not write over it, and makes its edit again on the
+    script's file."""
+    path, block = vault_path / "MEMORY.md", vault_path / "projects" / "webapp" / "MEMORY.md"
+    create, commit, done = fsio.create_empty, fsio.Replacement.commit, []
 
-    def meanwhile(self: fsio.Replacement) -> bool:
-        if not done and self.path == path:
+    def before(file: Path, **kw: Any) -> Path | None:
+        if not done and file == path:
             done.append(1)
             path.write_text("a person's entry\n", encoding="utf-8")
-        return create(self)
+        return create(file, **kw)
 
-    monkeypatch.setattr(fsio.Replacement, "_create", meanwhile)
+    def after(self: fsio.Replacement, *args: Any) -> bytes | None:
+        if len(done) == 1 and self.path == block:
+            done.append(2)
+            block.write_text("a person's entry\n§\nanother person's entry\n", encoding="utf-8")
+        return commit(self, *args)
+
+    monkeypatch.setattr(fsio, "create_empty", before)
     res = memory.add(vault, "optmem's entry")
-    assert res.status == "added" and done
+    assert res.status == "added" and done == [1]
     assert memory.load(vault).entries == ["a person's entry", "optmem's entry"]
+    monkeypatch.setattr(fsio.Replacement, "commit", after)
+    res = memory.add(vault, "optmem's entry", project="webapp")
+    assert res.status == "added" and done == [1, 2]
+    assert memory.load(vault, "memory", "webapp").entries == [
+        "a person's entry",
+        "another person's entry",
+        "optmem's entry",
+    ]

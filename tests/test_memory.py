@@ -121,6 +121,26 @@ def test_front_matter_is_kept_and_its_limit_applies(vault, vault_path):
         memory.add(vault, "Works as an engineer", target="user")
 
 
+def test_a_front_matter_limit_has_a_ceiling(vault, vault_path, cli):
+    """A hot file's `limit:` may raise its limit up to `memory.LIMIT_CEILING` (or the configured
+    limit, if higher), not past it: the file can come by git from another clone, and hot memory
+    goes into every prompt whole — a file that asks more gets the ceiling, and is told so
+    (tester 19 F11)."""
+    top = memory.LIMIT_CEILING
+    (vault_path / "MEMORY.md").write_text("---\nlimit: 100000000\n---\nentry one\n", "utf-8")
+    res = cli.json("add", "z" * (top + 10), code=1)
+    assert res["error"]["code"] == "over_limit" and res["error"]["would_be"]["limit"] == top
+    shown = cli("show", "--target", "memory")
+    assert f"/{top:,} chars" in shown.stdout and "limit: 100000000" in shown.stderr, shown
+    problems = cli.json("doctor", code=1)["problems"]
+    assert [p["code"] for p in problems] == ["bad_hot_file"] and f"{top:,}" in problems[0]["message"], problems
+    (vault_path / "MEMORY.md").write_text(f"---\nlimit: {top}\n---\nentry one\n", "utf-8")
+    assert cli.json("add", "z" * (top - 20))["usage"]["limit"] == top  # (up to the ceiling: as asked)
+    (vault_path / "optmem.toml").write_text(f"[limits]\nuser = {top * 2}\n", "utf-8")
+    (vault_path / "USER.md").write_text(f"---\nlimit: {top * 3}\n---\nName: Xiaoming\n", "utf-8")
+    assert memory.load(memory.Vault(vault_path), "user").limit == top * 2  # (a configured limit above it: that one)
+
+
 def test_limit_can_be_hit_exactly_but_not_passed(vault):
     memory.add(vault, "a" * 1000)
     room = 2200 - 1000 - len(memory.SEPARATOR)
