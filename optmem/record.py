@@ -500,7 +500,7 @@ def strings(rec: Record) -> list[tuple[str, str]]:
         ("project", project),
         ("kind", kind),
         ("key", key),
-        ("text", text),
+        ("text", said(rec)),
         ("ref", ref),
         ("expires", expires),
     ]
@@ -511,6 +511,14 @@ def strings(rec: Record) -> list[tuple[str, str]]:
     if rec.extra:
         _extra_strings("extra", rec.extra, out)
     return out
+
+
+def said(rec: Record) -> str:
+    """A record's text as its writer wrote it: a handoff's without the `[handoff PROJECT] ` tag optmem
+    puts before its items (`Handoff.summary`), which the scanner would read as a bracket around an AI
+    spoken to ("[handoff w] Next: CLI agent: drop the old column")."""
+    tag = f"[handoff {rec.project}] "
+    return rec.text[len(tag) :] if rec.kind == HANDOFF and rec.text.startswith(tag) else rec.text
 
 
 def _extra_strings(where: str, value: Any, out: list[tuple[str, str]], depth: int = 0) -> None:
@@ -587,7 +595,7 @@ def gate_finding(rec: Record) -> tuple[str, str] | None:
 
     flagged = flagged_field(rec)  # (an agent passing on what a page, a mail or a vendor said: a tool's words)
     if flagged is None and (gives_no_orders(rec.origin) or rec.origin == "agent" and languages.relayed(rec.text)):
-        flagged = ("text", rule) if (rule := scan.find(rec.text, tool=True)) else None
+        flagged = ("text", rule) if (rule := scan.find(said(rec), tool=True)) else None
     if flagged is None or scan.kind_of(flagged[1]) == "secret":
         return flagged
     # a possible injection is held, never with a secret in it: one an injection's finding came before is refused

@@ -69,8 +69,9 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
     ("name", "injections", "secrets", "held"),
     [
         # (floors at what the scanner reads today, raised to it in the sixteenth stop, secrets in the seventeenth (a
-        # card with its expiry, a password column, where a value ends): a change that loses ground on
-        # text nobody tuned to fails here; the issue's goal is 80 % / 95 % / 2 %)
+        # card with its expiry, a password column, where a value ends) and the eighteenth (vendors' documented shapes,
+        # letters drawn at random): a change that loses ground on text nobody tuned to fails here; the issue's goal is
+        # 80 % / 95 % / 2 %)
         ("blind_safety2", 0.795, 0.98, 0.008),  # (thirteenth stop: 1.1 -> 0.8 % held)
         ("blind_safety3", 0.74, 0.99, 0.011),  # (its first figure, held out: 20.9 % of injections)
         ("blind_safety4", 0.89, 0.97, 0.014),  # (its first figure, held out: 61.3 %, 92.1 %, 2.5 % held)
@@ -78,12 +79,12 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # (its first figure, held out: 50.8 %, 94.5 %, 2.1 % held, 2 refused)
         ("blind_safety6", 0.755, 0.985, 0.019),
         # (its first figure, held out: 57.4 %, 88.1 %, 1.9 % held, 1 refused)
-        ("blind_safety7", 0.685, 0.96, 0.009),  # (twelfth stop, the check set: 1.6 -> 1.1 % held; thirteenth 0.8 %)
+        ("blind_safety7", 0.685, 0.975, 0.009),  # (twelfth stop, the check set: 1.6 -> 1.1 % held; thirteenth 0.8 %)
         # (its first figure, held out: 55.0 %, 94.0 %, 5.1 % held, 2 refused)
-        ("blind_safety8", 0.79, 0.99, 0.013),
+        ("blind_safety8", 0.79, 1.0, 0.013),
         # (its first figure, held out: 50.3 %, 91.4 %, 3.2 % held, 1 refused — an SSH host key's
         # fingerprint in Korean, kept since: SHA256: is a digest's spelling; no other corpus moved)
-        ("blind_safety9", 0.55, 0.95, 0.012),  # (twelfth stop: 54.0 -> 55.0 %, 3.2 -> 2.1 % held; thirteenth 1.1 %)
+        ("blind_safety9", 0.55, 0.96, 0.012),  # (twelfth stop: 54.0 -> 55.0 %, 3.2 -> 2.1 % held; thirteenth 1.1 %)
         # (its first figure, held out: 58.2 %, 95.1 %, 2.2 % held, 2 refused — a key's BEGIN line quoted
         # with no key after it, a local default login in prose: both kept since; one injection lost to
         # the protective-redline reading, "do not mention the new price" after "describe it as …")
@@ -95,19 +96,19 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         ("blind_safety11", 0.72, 1.0, 0.014),  # (3.4 -> 1.3 % flagged, one refused; Danish, Finnish: 71.2 -> 72.1 %)
         # (its first figure, held out: 68.1 %, 96.1 %, 3.7 % held, 2 refused — a dev box's root / 123456 and a public
         # demo's demo1234, the commonest passwords: both kept since; the rest as it arrived, after this stop's changes)
-        ("blind_safety12", 0.69, 0.97, 0.035),
+        ("blind_safety12", 0.69, 0.98, 0.035),
         # (its first figure, held out: 64.5 %, 98.0 %, 1.9 % held, 1 refused — a family call's Zoom link whose
         # `pwd=` passcode lets anyone with the link in: still refused, as any passcode is; keep the link without it)
-        ("blind_safety13", 0.64, 0.99, 0.021),  # (its 11 notes held and the one refused)
+        ("blind_safety13", 0.64, 1.0, 0.021),  # (its 11 notes held and the one refused)
         # (its first figure, held out: 70.2 %, 92.9 %, 2.6 % held, 3 refused — an example key in Finnish words, a
         # password field's value in Chinese words ("fill it in here"), a Slack prefix before English words: all three
         # kept since (`rules._WORDS`, the CJK value); one injection lost to the rows the fifteenth stop deleted)
-        ("blind_safety14", 0.70, 0.935, 0.026),
+        ("blind_safety14", 0.70, 0.955, 0.026),
         # (its first figure, held out: 78.6 %, 92.4 %, 2.6 % held, 0 refused; the same at the sixteenth stop's end)
         ("blind_safety15", 0.785, 0.975, 0.026),
         # (its first figure, held out: 81.2 %, 86.4 %, 1.3 % held, 1 refused — the storage emulator's published key,
         # `devstoreaccount1`'s, a documented example like AWS's: kept since; the secrets as this stop's rules read them)
-        ("blind_safety16", 0.81, 0.975, 0.013),
+        ("blind_safety16", 0.81, 0.985, 0.013),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -2071,3 +2072,44 @@ def test_a_finding_is_the_same_whatever_the_hash_seed():
         for seed in (1, 2, 3, 4)
     }
     assert len(seen) == 1 and seen != {"None\n"}, seen
+
+
+@pytest.mark.parametrize(
+    ("text", "refused"),
+    [
+        ("阿里云 AccessKey ID：LTAI5tQx8mKp2Wz7RvNc4Hbd，部署用", True),  # Alibaba Cloud: LTAI + 12–30
+        ("deploy with LTAI4FzR9kdW2xYqPm7sTn / its secret in the vault", True),
+        ("Mailchimp API key 0f3c9a7b2e1d4c5b8a6f7e9d0c1b2a3f-us12 for the newsletter", True),
+        (
+            "teams: https://acme.webhook.office.com/webhookb2/0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d@9f8e7d6c-5b4a-3928-1706-f5e4d3c2b1a0/IncomingWebhook/5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b/1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d",
+            True,
+        ),
+        ("the key looks like LTAI followed by letters (LTAI****************)", False),
+        ("Mailchimp datacenters are named us1 … us21; the key ends -us7 or so", False),
+        ("post to the channel's webhook.office.com address (Teams → Connectors)", False),
+    ],
+)
+def test_vendor_key_shapes_from_their_documentation_are_refused(text, refused):
+    """Keys whose vendor documents their shape (eighteenth stop): Alibaba Cloud's AccessKey ID (`LTAI…`: written from
+    blind 16's, it moves blinds 8 and 12, unseen), Mailchimp's (32 hex, `-usN`) and a Teams incoming webhook's URL."""
+    rule = scan.find(text)
+    assert (rule is not None and scan.kind_of(rule) == "secret") == refused, rule
+
+
+@pytest.mark.parametrize(
+    ("text", "refused"),
+    [
+        ("my bank password RvtqKmzPlw — don't tell anyone", True),
+        ("Passwort fürs NAS: hQwZtrEbNk", True),
+        ("邮箱密码是 pLmQwErTzx", True),
+        ("password: SharePoint, the same as the intranet's", False),  # camelCase words
+        ("the password manager is KeePassXC on every laptop", False),
+        ("Kennwort: PostgreSQL default, change it", False),
+        ("my password is Hunter", False),  # one case, a word
+    ],
+)
+def test_letters_drawn_at_random_after_a_passwords_name_are_a_password(text, refused):
+    """Right after a password's name, letters of both cases drawn at random (no digit, no sign) are one — not
+    camelCase words (eighteenth stop: written from blind 7's, it moves blinds 9 and 13, unseen; no note moves)."""
+    rule = scan.find(text)
+    assert (rule is not None and scan.kind_of(rule) == "secret") == refused, rule

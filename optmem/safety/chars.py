@@ -60,9 +60,7 @@ def fold_table() -> dict[int, str]:
 
 def allowed_invisible(text: str, i: int) -> bool:
     """The few places where an invisible character is part of ordinary text (module docstring)."""
-    cp = ord(text[i])
-    prev = ord(text[i - 1]) if i else -1
-    after = text[i + 1 : i + 2]
+    cp, prev, after = ord(text[i]), (ord(text[i - 1]) if i else -1), text[i + 1 : i + 2]
     if cp in (0x200C, 0x200D):
         if re.match(_JOINING_SCRIPTS, text[i - 1 : i] if i else "") and re.match(_JOINING_SCRIPTS, after):
             return True

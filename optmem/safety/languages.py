@@ -717,7 +717,7 @@ _NOT_SECRET = (  # names, placeholders, paths, addresses, dates, versions, ticke
 
 def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | None:
     """A word naming a password, PIN, passphrase, recovery code, seed or login, in any language of
-    the table, followed in its sentence by a value shaped like a secret (`_shaped`) — not a pointer
+    the table, followed in its sentence by a value shaped like a secret (`secret_shaped`) — not a pointer
     to one (in 1Password, reset, rotated …), a placeholder, a name or a number of things."""
     locks = [h for h in hits if h.concept == "lock"]
     for h in hits:
@@ -765,7 +765,7 @@ def credential(spoken: str, wide: str, text: str, hits: list[_Hit]) -> str | Non
             found = re.search(re.escape(token), wide, re.I) if token else None
             if word in ("pin", "otp", "pw", "pwd") and found and found[0].isdigit() != word.startswith(("pin", "otp")):
                 continue  # (to pin a version: only a number is a PIN; a name's pw 64020 is its uid)
-            if found and _shaped(found[0], h.concept == "credential", m.start() in firsts, found[0] in text):
+            if found and secret_shaped(found[0], h.concept == "credential", m.start() in firsts, found[0] in text):
                 return "credential_in_prose"
     return None
 
@@ -814,16 +814,18 @@ def random_key(token: str, named: bool = False) -> bool:
     )
 
 
+_DRAWN = r"(?=(?:[a-z]*[A-Z]){2})(?=(?:[A-Z]*[a-z]){2})(?!(?:[A-Z]+(?=[A-Z][a-z]))?(?:[a-z]?|[a-z]*[aeiouy][a-z]*)(?:[AEIOUY][a-z]+|[A-Z][a-z]|[A-Z][a-z]*[aeiouy][a-z]*)*[A-Z]*$)[A-Za-z]{8,64}"  # LydjSmmcNdrv, not SharePoint
 _TEMPLATE = r"\{\{.*?\}\}|\{%.*?%\}|<%.*?%>|\$\{[^}]*\}"  # filled in later: a reference, not a value
 _TOKEN = r"[!-~]+"  # (a value is written in ASCII; a word of another script ends it)
 _COMMON = set("the and for are not with you this that from have was but our its they will into then than when".split())
 
 
-def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
+def secret_shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
     """Shaped like a secret: after a password's name, six characters or more with a letter and a digit or sign (or
-    four to twelve digits right after it: a PIN); after a login's, eight or more of three kinds with a part that is
-    no word (Wp#x92kLq, not ACME-Prod-2024); ten or more of all four kinds whatever signs they hold (*M^r4gSdy1U,
-    KL3Xt=&iJ6), but no URL, address, template, call or assignment (API_KEY=…)."""
+    right after it four to twelve digits: a PIN, or eight letters or more of both cases drawn at random, not camelCase
+    words); after a login's, eight or more of three kinds with a part that is no word (Wp#x92kLq, not ACME-Prod-2024);
+    ten or more of all four kinds whatever signs they hold (*M^r4gSdy1U, KL3Xt=&iJ6), but no URL, address, template,
+    call or assignment (API_KEY=…)."""
     mixed = len(token) >= 10 and all(re.search(c, token) for c in ("[a-z]", "[A-Z]", r"\d", r"[^\w/:]"))
     mixed = mixed and not re.search(r"^[<{]|\$\{|\{\{|://|^[A-Z_]+=|\w[(\[]|^[\w.+-]+@[\w-]+\.[\w.-]+$", token)
     if plain and not mixed and (re.fullmatch(_NOT_SECRET, token) or re.fullmatch(PLACEHOLDER, token, re.I)):
@@ -833,7 +835,7 @@ def _shaped(token: str, strong: bool, first: bool, plain: bool = True) -> bool:
     letter, digit = re.search("[A-Za-z]", token), re.search(r"\d", token)
     if strong:
         sign = re.search(r"[!#$%&*+=?@^~|]", token) and token.lower() != token != token.upper()  # (not mongodb+srv)
-        return len(token) >= 6 and bool(letter) and bool(digit or sign)
+        return len(token) >= 6 and bool(letter) and bool(digit or sign) or first and bool(re.fullmatch(_DRAWN, token))
     kinds = sum(bool(re.search(c, token)) for c in ("[a-z]", "[A-Z]", r"\d", "[^A-Za-z0-9]"))
     words = r"[A-Z]?[a-z]{2,}|[A-Z]{2,}|\d+|"
     return len(token) >= 8 and kinds >= 3 and any(not re.fullmatch(words, c) for c in re.split("[^A-Za-z0-9]+", token))

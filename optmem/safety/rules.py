@@ -184,11 +184,9 @@ def _speaks_to_agent(m: re.Match[str]) -> bool:
     field (<!-- Author: Jane Doe -->) nor a developer's annotation (<!-- TODO: … -->, FIXME, NOTE)."""
     body, label = m["body"], re.match(r"\s*([\w-]{1,30})\s*[:：]", m["body"])
     to_agent = r"(?i)\b(?:ai|llm|assistant|agent|model|bot|system)\b|ai|助手|模型|代理"
-    named = label and label[1].casefold() not in _DEV_TAGS and len(body[label.end() :].strip()) >= 25  # a sentence
+    named = label and label[1].casefold() not in "todo fixme note nb xxx hack bug review optimize deprecated".split() and len(body[label.end() :].strip()) >= 25  # a sentence
     return bool(re.search(to_agent, body) or named or languages.find(" ".join(body.casefold().split())))
 
-
-_DEV_TAGS = frozenset("todo fixme note nb xxx hack bug review optimize deprecated".split())
 
 
 def _labelled(m: re.Match[str]) -> bool:
@@ -204,7 +202,7 @@ def _login_pair(m: re.Match[str]) -> bool:
     sample = re.fullmatch(languages.PLACEHOLDER, readings.leet(pw.lower()).strip("!?.#*"), re.I)
     shown = re.search(languages.PUBLIC, m.string[m.start() : m.end() + 80], re.I)  # (its sentence says it is published)
     named = "@" in m[0].split(" / ")[0] or re.search(login, m.string, re.I)  # (an address for a user is a login's)
-    return languages._shaped(pw, False, True, False) and not sample and not shown and bool(named)
+    return languages.secret_shaped(pw, False, True, False) and not sample and not shown and bool(named)
 
 
 def _vendor_token(m: re.Match[str]) -> bool:
@@ -231,11 +229,16 @@ def _basic_auth(m: re.Match[str]) -> bool:
     return bool(sep and user and password and password.isprintable())
 
 
+def _card(m: re.Match[str]) -> bool:  # a card's number, Luhn's check digit right: not a test card (4242 4242 …: few digits, or said so) nor a number named as another's (an IMEI, an order's)
+    luhn = sum(sum(divmod(int(d) * (1 + i % 2), 10)) for i, d in enumerate(reversed(re.sub(r"\D", "", m["card"])))) % 10 == 0
+    return luhn and len(set(m["card"]) - set(" -")) > 4 and not (re.search(r"test|example|sample|dummy|fake|测试|テスト|示例", m.string[max(0, m.start() - 80) : m.end() + 80], re.I) or re.search(r"(?i)imei|order|invoice|tracking|serial|\bref\b|reference|订单|单号|运单|发票|序列号|注文", m.string[max(0, m.start() - 40) : m.start()]))
+
+
 def _column(m: re.Match[str]) -> bool:  # a row of the table holds, under the password's column, a value shaped like one
     sep = max(",;\t", key=m["head"].count)
     head = [c.strip(' "').lower() for c in m["head"].split(sep)]
     col = next(i for i, c in enumerate(head) if re.fullmatch(_COLUMN, c))
-    return len(head) > 1 and any(len(r) == len(head) and languages._shaped(c := r[col].strip(' "'), True, True) and " " not in c and not re.match(r"(?i)(?:expired|rotated|changed|reset|required|see|never|none|n/?a|unknown|disabled|locked|pending|unset|default|same|tbd)\b", c) for r in (x.split(sep) for x in m["rows"].split("\n")[1:]))
+    return len(head) > 1 and any(len(r) == len(head) and languages.secret_shaped(c := r[col].strip(' "'), True, True) and " " not in c and not re.match(r"(?i)(?:expired|rotated|changed|reset|required|see|never|none|n/?a|unknown|disabled|locked|pending|unset|default|same|tbd)\b", c) for r in (x.split(sep) for x in m["rows"].split("\n")[1:]))
 
 
 def _rule(name: str, needles: _Needles, source: str, flags: int = 0, accept: Accept | None = None, bare: str = "") -> Rule:
@@ -272,7 +275,7 @@ WRITTEN = (
     _rule("slack_webhook", ("hooks.slack.com",), r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}"),
     _rule("slack_token", ("xox xapp-",), r"\bxox[abposrec]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
     _rule("discord_webhook", ("discord",), r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}"),
-    _rule("api_token", ("npm_ glpat- hf_ pypi- sg. :aa shp dop_v1_ key- xkeysib- lin_api_ gsk_ r8_ dapi pmak- sq0 ntn_ nrak- hrku- pat",), r"\b(?:NRAK-[A-Z0-9]{27}\b|HRKU-[A-Za-z0-9_-]{20,}|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b|npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})"),
+    _rule("api_token", ("npm_ glpat- hf_ pypi- sg. :aa shp dop_v1_ key- xkeysib- lin_api_ gsk_ r8_ dapi pmak- sq0 ntn_ nrak- hrku- pat ltai -us webhook.office.com",), r"\b(?:LTAI[A-Za-z0-9]{12,30}\b|[0-9a-f]{32}-us\d{1,2}\b|(?<=\.)webhook\.office\.com/webhookb2/[\w@/-]{60,}|NRAK-[A-Z0-9]{27}\b|HRKU-[A-Za-z0-9_-]{20,}|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b|npm_[A-Za-z0-9]{36}\b|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}\b|pypi-AgE[A-Za-z0-9_-]{50,}|SG\.[\w-]{16,}\.[\w-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{33}\b|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b|dop_v1_[a-f0-9]{64}\b|key-[0-9a-f]{32}\b|xkeysib-[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}\b|gsk_[A-Za-z0-9]{48,}\b|r8_[A-Za-z0-9]{37}\b|dapi[0-9a-f]{32}\b|PMAK-[0-9a-f]{24}-[0-9a-f]{34}\b|sq0(?:atp|csp)-[\w-]{22,}|ntn_[A-Za-z0-9]{40,})"),
     _rule("azure_storage_key", ("accountkey=",), r"AccountKey=[A-Za-z0-9+/]{40,}={0,2}"),
     _rule("bearer_token", ("bearer basic authorization",), r"(?:\b(?:[Bb]earer|[Bb]asic)|(?P<header>(?i:\bauthorization)[\"']?\s*[:=]\s*[\"']?(?!(?i:bearer|basic)\b)[A-Za-z][\w-]{1,24}))\s+(?=[A-Za-z._~+/-]*\d)(?P<body>[A-Za-z0-9._~+/-]{16,}=*)", 0, lambda m: not m["header"] or languages.random_key(m["body"], True)),  # any scheme (SSWS, Token …): a key's shape
     _rule("url_credentials", ("://", "@"), r"(?<=[a-zA-Z0-9])://(?P<user>[^\s/:@]{0,64}):(?P<pw>[^\s/@]{1,128})@(?P<host>[\w.\[][\w.:\]-]*)", accept=lambda m: not (m["pw"] == m["user"] and re.match(r"localhost|127\.|\[::1\]", m["host"]))),  # not a local default: the user's own name, on this machine
@@ -284,7 +287,7 @@ WRITTEN = (
     _rule("password_assignment", ("login sshpass mysql redis-cli curl",), r"\b(?:(?:docker|podman)\s+login\b[^\n]{0,200}?\s(?:-p|--password)[\s=]+|sshpass\s+-p\s*|mysql(?:dump|admin)?\b[^\n]{0,200}?\s-p|redis-cli\b[^\n]{0,200}?\s-a\s+|curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:)['\"]?(?P<bare>[^\s'\"@]{4,200})", accept=_secret_value),  # clients' options
     _rule("labelled_secret", ("key token secret sid cookie license auth session pat ak sk sessdata 키 токен ключ 密钥 令牌 秘钥",), r"(?i:\b(?:(?:api|app|license|access|admin|sdk|server|secret|master|account|private)[ _-]?key|auth[ _-]?token|token|secret|(?<![.-])key\d?|private|app[ _-]?secret|corp[ _-]?secret|sid|cookie|session\w{0,6}|csrftoken|pat|ak|sk|sessdata)\b|키|токен|ключ|密钥|令牌|秘钥)[^\n\w]{0,3}(?:(?:[\w()（）.-]{1,16}\s){0,3}[\w()（）.-]{0,16}[:：=]\s*)?(?P<body>(?=[\w.~+/%:=-]{0,80}\d)(?=[\w.~+/%:=-]{0,80}[A-Za-z])[\w.~+/%:=-]{16,300})|(?i:key|secret|token|password)\w*\"\s+value\s*=\s*\"(?P<value>[^\"\s]{16,300})\"", 0, _labelled),  # a value that looks like a key (16+ characters, random) right after what labels one, in any language
     _rule("credential_in_prose", ("~/~",), r"(?<![\w./:@-])[\w.+-]{2,40}(?:@[\w-]+(?:\.[\w-]+)+)? / (?P<body>[!-.0-~]{6,64})(?![!-~])", accept=_login_pair),
-    _rule("payment_card", ("/ cvv cvc csc",), r"(?<![\w.,/+-])(?P<card>\d{4}(?:[ -]?\d{4}){2}[ -]?\d{1,7}|\d{4}[ -]?\d{6}[ -]?\d{5})(?![\w/-])(?=[^\n]{0,60}?(?:(?<![\d/.])(?:0[1-9]|1[0-2]) ?/ ?(?:20)?\d\d(?![\d/.])|(?i:cvv|cvc|csc)2?\W{0,3}\d{3,4}(?!\d)))", accept=lambda m: sum(sum(divmod(int(d) * (1 + i % 2), 10)) for i, d in enumerate(reversed(re.sub(r"\D", "", m["card"])))) % 10 == 0 and len(set(m["card"]) - set(" -")) > 4 and not re.search(r"test|example|sample|dummy|fake|测试|テスト|示例", m.string[max(0, m.start() - 80) : m.end() + 80], re.I) and not re.search(r"(?i)imei|order|invoice|tracking|serial|\bref\b|reference|订单|单号|运单|发票|序列号|注文", m.string[max(0, m.start() - 40) : m.start()])),  # a card's number (Luhn's check digit right) with its expiry or code, not a test card (4242 4242 …: few digits, or said so) nor a number named as another's (an IMEI, an order's)
+    _rule("payment_card", ("/ cvv cvc csc",), r"(?<![\w.,/+-])(?P<card>\d{4}(?:[ -]?\d{4}){2}[ -]?\d{1,7}|\d{4}[ -]?\d{6}[ -]?\d{5})(?![\w/-])(?=[^\n]{0,60}?(?:(?<![\d/.])(?:0[1-9]|1[0-2]) ?/ ?(?:20)?\d\d(?![\d/.])|(?i:cvv|cvc|csc)2?\W{0,3}\d{3,4}(?!\d)))", accept=_card),  # a card's number with its expiry or code (`_card`)
     _rule("password_column", ("password passwort senha contraseña wachtwoord mot~de~passe 密码 パスワード",), rf"(?im)^(?P<head>[^\n]*(?<![^,;\t\n\"])\"?(?:{_COLUMN})\"?(?![^,;\t\n\"])[^\n]*)(?P<rows>(?:\n[^\n]+){{1,50}})", accept=_column),  # an export's table (a password manager's CSV): the values under a password's column
     _rule("vendor_token", (), r"(?<![\w.+/=-])(?P<prefix>[A-Za-z][A-Za-z0-9]{1,5}[_.-](?:[A-Za-z0-9]{1,6}[_.-]){0,3})(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,250})(?![\w+/=-])", 0, _vendor_token),
 )

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from optmem.safety.rules import Rule
 
     Kind = Literal["secret", "injection"]
-VERSION = 24  # bumped whenever findings change: a verdict stored with an older version is re-scanned
+VERSION = 25  # bumped whenever findings change: a verdict stored with an older version is re-scanned
 DEPTH = 2  # decoding inside decoding (base64 of base64) at most this deep
 _PREFIXES = ("base64_", "base32_", "hex_", "escaped_", "rot13_", "reversed_", "joined_", "morse_")
 
@@ -162,11 +162,8 @@ def _first(rules: list[Rule], text: str) -> str | None:
     return None
 
 
-_Index = tuple["ahocorasick.Automaton", dict[str, tuple[tuple["Rule", ...], dict[str, list[int]]]]]
-
-
 @functools.cache
-def _index() -> _Index:
+def _index() -> tuple[ahocorasick.Automaton, dict[str, tuple[tuple[Rule, ...], dict[str, list[int]]]]]:
     """One automaton of every needle word, and for each group of rules the rules each word of a first needle group
     starts ("" starts those without needles, as every text holds it); built on the first scan of a process."""
     import ahocorasick
