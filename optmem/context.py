@@ -13,7 +13,6 @@ last, and never silently.
 from __future__ import annotations
 
 import functools
-from collections import Counter
 
 from optmem import clock, view
 from optmem.errors import BadFrontMatter, NotFound, Unreadable, UsageError, clip
@@ -746,14 +745,13 @@ def build(
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)
-    # (and each handoff it shows whole was read: one written after it follows it — `handoff._seen_by`; a handoff
-    # whose open items the budget cut was not, or they would be followed unseen)
-    shown = [i for s in sections if s.name in ("facts", "records", "found") for i in s.ids[: len(s.items)]]
-    for s in sections:
-        if s.name == "handoff":
-            held = Counter(s.ids[: len(s.items)])
-            shown += [i for i, n in Counter(s.ids).items() if held[i] == n]
-    shown = [i for i in shown if i]
+    # (and each handoff it shows whole was read: one written after it follows it — `handoff.read_in_full`; a
+    # handoff whose open items the budget cut was not, or they would be followed unseen)
+    from optmem.handoff import read_in_full
+
+    shown = read_in_full(
+        (rid, n < len(s.items)) for s in sections if s.name in READ_PARTS for n, rid in enumerate(s.ids)
+    )
     if shown:  # what a session starts with was recalled: it stays warm
         from optmem import lifecycle
         from optmem.errors import OptmemError
@@ -763,6 +761,9 @@ def build(
         except OptmemError:
             pass  # a read-only vault: the block is still right; only the recall goes unrecorded
     return out
+
+
+READ_PARTS = ("handoff", "facts", "records", "found")  # the parts whose lines name their records (`Section.ids`)
 
 
 def _crowded(rules: list[str], budget: int) -> bool:

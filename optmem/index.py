@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from optmem import clock, fsio, view
+from optmem import clock, fsio, layout, view
 from optmem import text as textmod
 from optmem.errors import Unwritable
 from optmem.ingest import (
@@ -1209,9 +1209,9 @@ class Index:
         # transaction, until a lock holder appends it — `catch_up`, `_caught_up`)
         consume(self.conn, self.vault.segments(), meta, progress, released=self.vault.own_releases, hold=lost.to_hold)
         self._names = None
-        files = self.vault.access_files()
-        if not access_in_step(files, read_meta(self.conn)):
-            consume_access(self.conn, files)
+        files, own = self.vault.access_files(), layout.own_access(self.vault.root)
+        if not access_in_step(files, read_meta(self.conn), own):
+            consume_access(self.conn, files, own)
 
 
 def view_meta(vault: Vault) -> dict[str, str]:
@@ -1273,12 +1273,12 @@ def usable(vault: Vault, conn: sqlite3.Connection, *, apply_access: bool = True)
     meta = read_meta(conn)
     if not (segments_in_step(vault.segments(), meta) and _view_ok(vault, meta)):
         return False
-    files = vault.access_files()
-    if access_in_step(files, meta):
+    files, own = vault.access_files(), layout.own_access(vault.root)
+    if access_in_step(files, meta, own):
         return True
     if apply_access:
         # recalls and sweeps need no vault lock: applying them twice changes nothing
-        consume_access(conn, files)
+        consume_access(conn, files, own)
         return True
     return False
 
@@ -1359,7 +1359,7 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
         link(conn, deferred, None)
-    consume_access(conn, vault.access_files())
+    consume_access(conn, vault.access_files(), layout.own_access(vault.root))
     with conn:  # the split keys in one pass; from now on each change says its key again
         conn.execute(SPLIT_FILL)
         conn.executescript(SPLIT_TRIGGERS)

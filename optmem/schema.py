@@ -31,8 +31,9 @@ from optmem.value import Annotated, NamedTuple
 # 40: what a keyed value says kept (`said`), and the keys whose current values differ between domains kept as
 # records come in (`split`, its triggers): a session start reads them, not every keyed row; 42: the split
 # keys' SQL made from the status rules, a key a row moves away from said again, `split_dirty` one row a key;
-# a hot-memory entry's key (hot:FILE:ENTRY) no more among its searchable words
-SCHEMA = "optmem-index-42"
+# a hot-memory entry's key (hot:FILE:ENTRY) no more among its searchable words; 43: what this clone
+# itself recalled (`here`: its own recall file's lines, not another clone's a sync brought)
+SCHEMA = "optmem-index-43"
 
 
 class Col(NamedTuple):
@@ -87,6 +88,9 @@ class Row(NamedTuple):
     verified: Annotated[float | None, Col("REAL", view=True)] = None  # latest `verify` of it
     touched: Annotated[float | None, Col("REAL", view=True)] = None  # latest recall (ACCESS.jsonl)
     shown: Annotated[float | None, Col("REAL", view=True)] = None  # latest time context showed it
+    # latest recall of it this clone made (its own recall file, `layout.own_access`): what a writer
+    # here read (`handoff.read_here`) — another clone's recalls, brought by a sync, warm it all the same
+    here: Annotated[float | None, Col("REAL", view=True)] = None
     cold: Annotated[float | None, Col("REAL", view=True)] = None  # latest sweep that cooled it
     conflict: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a value of a key in conflict
     fork: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a version of a fact corrected two ways

@@ -28,13 +28,13 @@ def _read(vault: Path) -> list[dict[str, Any]]:
     return got
 
 
-def _after(vault: Path, rid: str) -> Any:
-    """The `after` the handoff record `rid` keeps in the log, as written."""
+def _after(vault: Path, rid: str, field: str = "after") -> Any:
+    """The `after` (or `field`) the handoff record `rid` keeps in the log, as written."""
     for f in [vault / "LOG.jsonl", *sorted((vault / "log").glob("*/*.jsonl"))]:
         for line in f.read_text("utf-8").splitlines() if f.exists() else []:
             rec = json.loads(line)
             if rec.get("id") == rid:
-                return rec.get("after", "absent")
+                return rec.get(field, "absent")
     raise AssertionError(rid)
 
 
@@ -155,3 +155,23 @@ def test_forgetting_a_handoff_brings_none_it_followed_back_beside(cli: Any, vaul
     cli.json("forget", last)  # the newest forgotten: the first is the latest, alone
     got = cli.json("handoff", "read", "-p", "web")["handoffs"]
     assert [(h["id"], h.get("beside")) for h in got] == [(first, None)], got
+
+
+@pytest.mark.long
+def test_a_read_on_one_clone_is_no_read_on_the_other(tmp_path: Path) -> None:
+    """A handoff read on one clone only (its recall line comes to the other clone with `optmem
+    sync`) was not read by a writer on the other: that writer's handoff keeps its open items
+    beside it there — and a writer on the clone that read it follows it (tidy18 #1)."""
+    one, two = pair(tmp_path)
+    first = _write(one, "--next", "更新 nginx")
+    sync(one), sync(two)
+    _read(one)  # (read on one, never on two)
+    sync(one), sync(two)
+    on_two = _write(two, "--next", "announce in #dev")
+    assert _after(two, on_two) == []  # (its writer never read the first)
+    assert _after(two, on_two, "unread") == [first]
+    got = _read(two)
+    assert [(h["id"], h.get("beside"), h.get("unread")) for h in got] == [(on_two, None, None), (first, on_two, True)]
+    # on the clone that read it, a writer follows it
+    on_one = _write(one, "--next", "remove the 8080 rule")
+    assert _after(one, on_one) == [first]
