@@ -528,7 +528,7 @@ class Index:
         """The current values of `key` in `project`, one domain's beside another's, when they differ
         between domains (`facts.SplitKey`), else none."""
         rows = [r for r in self.key_group(key, project=project, exact=False) if r.project == project]
-        rows = [r for r in rows if view.status(r, now) == view.Status.CURRENT and not r.state and r.kind != MEMORY]
+        rows = [r for r in rows if view.KEYED_FACT.test(r) and view.status(r, now) == view.Status.CURRENT]
         if len({r.domain for r in rows}) < 2 or len({self.said_as(r) for r in rows}) < 2:
             return []
         return rows
@@ -547,7 +547,7 @@ class Index:
         out: dict[int, tuple[tuple[str, str], ...]] = {}
         split: dict[tuple[str, str | None], list[Row]] = {}
         for r in rows:
-            if not r.key or r.state or r.kind == MEMORY or view.status(r, now) != view.Status.CURRENT:
+            if r.key is None or not view.KEYED_FACT.test(r) or view.status(r, now) != view.Status.CURRENT:
                 continue
             if (r.key, r.project) not in split:
                 other = self.conn.execute(

@@ -10,7 +10,7 @@ indexes rebuild.
 import operator
 
 from optmem import view
-from optmem.record import HANDOFF, MEMORY, Tier
+from optmem.record import HANDOFF, Tier
 from optmem.value import Annotated, NamedTuple
 
 # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context;
@@ -249,16 +249,11 @@ CREATE INDEX rec_cold ON rec(cold) WHERE cold IS NOT NULL;
 # read again (`facts.split_heads`). A new status rule is one edit there: the SQL here follows.
 
 
-def _keyed(row: str = "") -> str:
-    """Whether a row holds a key of a fact (a hot-memory entry's `hot:` key is none)."""
-    return f"{row}key IS NOT NULL AND NOT ({row}key >= 'hot:' AND {row}key < 'hot;')"
-
-
 def _counts(row: str = "") -> str:
     """Whether a row counts in its key's group (`row` is "", "OLD." or "NEW." in a trigger): a keyed
-    fact that no status rule time alone never changes holds for (`view.STATUS_RULES`)."""
+    fact (`view.KEYED_FACT`) that no status rule time alone never changes holds for (`view.STATUS_RULES`)."""
     untimed = " AND ".join(f"NOT ({view.over(rule.sql, row)})" for rule in view.STATUS_RULES if not rule.uses_now)
-    return f"{_keyed(row)} AND {row}state = 0 AND {row}kind != '{MEMORY}' AND {untimed}"
+    return f"{view.over(view.KEYED_FACT.sql, row)} AND {untimed}"
 
 
 # when a row that counts stops being current with time: the first of the times from which a timed
