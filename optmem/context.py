@@ -112,6 +112,9 @@ class Context(Value):
     sections: list[dict[str, Any]]
     omitted: dict[str, int]
     warnings: list[str]  # a hot file that could not be read, …
+    # the records it read (`handoff.read_in_full`: each line of them shown), which `build` records as
+    # recalled unless its caller records them when it shows the block (`record=False`: Hermes' prefetch)
+    read: list[str] = []
 
 
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
@@ -686,12 +689,14 @@ def build(
     budget: int = 4000,
     hot: bool = True,
     everywhere: bool = False,
+    record: bool = True,
 ) -> Context:
     """The session-start block: every part that fits in `budget` characters, fences included
     (when not `hot`, of the vault's MEMORY.md / USER.md only the entries that may be outdated,
     with their note: a caller whose agent shows those files itself). `everywhere`: the records
     and open conflicts come from every project, not only `project` (whose block and handoff
-    still come)."""
+    still come). What it read (`Context.read`) is recorded as one recall — unless `record` is
+    off: a caller that builds a block before it shows it (a prefetch) records it when it does."""
     vault.require()
     if project is not None:
         validate_name(project, "project")
@@ -752,15 +757,21 @@ def build(
     shown = read_in_full(
         (rid, n < len(s.items)) for s in sections if s.name in READ_PARTS for n, rid in enumerate(s.ids)
     )
-    if shown:  # what a session starts with was recalled: it stays warm
-        from optmem import lifecycle
-        from optmem.errors import OptmemError
+    if shown and record:  # what a session starts with was recalled: it stays warm
+        recalled(vault, shown)
+    return out._replace(read=shown)
 
-        try:
-            lifecycle.touch_ids(vault, shown, "context")
-        except OptmemError:
-            pass  # a read-only vault: the block is still right; only the recall goes unrecorded
-    return out
+
+def recalled(vault: Vault, read: list[str]) -> None:
+    """Record that a block showed these records (`Context.read`): one recall line. A read-only
+    vault: the block is still right; only the recall goes unrecorded."""
+    from optmem import lifecycle
+    from optmem.errors import OptmemError
+
+    try:
+        lifecycle.touch_ids(vault, read, "context")
+    except OptmemError:
+        pass
 
 
 READ_PARTS = ("handoff", "facts", "records", "found")  # the parts whose lines name their records (`Section.ids`)
