@@ -175,3 +175,21 @@ def test_a_read_on_one_clone_is_no_read_on_the_other(tmp_path: Path) -> None:
     # on the clone that read it, a writer follows it
     on_one = _write(one, "--next", "remove the 8080 rule")
     assert _after(one, on_one) == [first]
+
+
+def test_a_read_is_the_writer_ids_that_made_it(cli: Any, vault_path: Path) -> None:
+    """The index marks what this clone read from its own recall file (`log/<writer>/ACCESS.jsonl`):
+    the same folder under another writer id (`OPTMEM_WRITER`) is another clone, whose writer never
+    read what the first read — the marks are made again for it, not kept from the first."""
+    one, two = {"OPTMEM_WRITER": "one"}, {"OPTMEM_WRITER": "two"}
+    cli.json("init")
+    cli.json("segment", env=one)
+    first = cli.json("handoff", "write", "-p", "webapp", "--next", "更新 nginx", env=one)["handoff"]["id"]
+    cli.json("handoff", "read", "-p", "webapp", env=one)
+    cli.json("handoff", "list", env=one)  # (the index applies that read as one's)
+    assert (vault_path / "log" / "one" / "ACCESS.jsonl").is_file()
+    second = cli.json("handoff", "write", "-p", "webapp", "--next", "announce in #dev", env=two)["handoff"]["id"]
+    assert (_after(vault_path, second), _after(vault_path, second, "unread")) == ([], [first])
+    cli.json("handoff", "read", "-p", "webapp", env=one)  # (one reads both: its next handoff follows both)
+    third = cli.json("handoff", "write", "-p", "webapp", "--next", "remove the 8080 rule", env=one)["handoff"]["id"]
+    assert sorted(_after(vault_path, third)) == sorted([first, second])
