@@ -192,9 +192,9 @@ def gate_columns() -> dict[str, object]:
     out: dict[str, object] = {}
     for rule in STATUS_RULES:
         words = rule.sql.replace("(", " ").replace(")", " ").split()
-        for i, word in enumerate(words[:-2]):
-            if word.startswith("r.") and words[i + 1 : i + 3] in (["!=", "0"], ["IS", "NOT"]):
-                out.setdefault(word[2:], 0 if words[i + 1] == "!=" else None)
+        for column, test, value in zip(words, words[1:], words[2:], strict=False):
+            if column[:2] == "r." and (test, value) in (("!=", "0"), ("IS", "NOT")):
+                out.setdefault(column[2:], 0 if test == "!=" else None)
     return out
 
 
