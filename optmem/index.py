@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from optmem import clock, fsio, layout, view
+from optmem import clock, fsio, view
 from optmem import text as textmod
 from optmem.errors import Unwritable
 from optmem.ingest import (
@@ -1209,7 +1209,7 @@ class Index:
         # transaction, until a lock holder appends it — `catch_up`, `_caught_up`)
         consume(self.conn, self.vault.segments(), meta, progress, released=self.vault.own_releases, hold=lost.to_hold)
         self._names = None
-        files, own = self.vault.access_files(), layout.own_access(self.vault.root)
+        files, own = self.vault.access_files(), self.vault.own_access()
         if not access_in_step(files, read_meta(self.conn), own):
             consume_access(self.conn, files, own)
 
@@ -1273,7 +1273,7 @@ def usable(vault: Vault, conn: sqlite3.Connection, *, apply_access: bool = True)
     meta = read_meta(conn)
     if not (segments_in_step(vault.segments(), meta) and _view_ok(vault, meta)):
         return False
-    files, own = vault.access_files(), layout.own_access(vault.root)
+    files, own = vault.access_files(), vault.own_access()
     if access_in_step(files, meta, own):
         return True
     if apply_access:
@@ -1359,7 +1359,7 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
         link(conn, deferred, None)
-    consume_access(conn, vault.access_files(), layout.own_access(vault.root))
+    consume_access(conn, vault.access_files(), vault.own_access())
     with conn:  # the split keys in one pass; from now on each change says its key again
         conn.execute(SPLIT_FILL)
         conn.executescript(SPLIT_TRIGGERS)
