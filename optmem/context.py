@@ -112,7 +112,7 @@ class Context(Value):
     sections: list[dict[str, Any]]
     omitted: dict[str, int]
     warnings: list[str]  # a hot file that could not be read, …
-    # the records it read (`handoff.read_in_full`: each line of them shown), which `build` records as
+    # the records it read (`lifecycle.read_in_full`: each line of them shown), which `build` records as
     # recalled unless its caller records them when it shows the block (`record=False`: Hermes' prefetch)
     read: list[str] = []
 
@@ -750,9 +750,9 @@ def build(
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)
-    # (and each handoff it shows whole was read: one written after it follows it — `handoff.read_in_full`; a
-    # handoff whose open items the budget cut was not, or they would be followed unseen)
-    from optmem.handoff import read_in_full
+    # (and each handoff it shows whole was read: one written after it follows it — `lifecycle.read_in_full`;
+    # a handoff whose open items the budget cut was not, or they would be followed unseen)
+    from optmem.lifecycle import read_in_full
 
     shown = read_in_full(
         (rid, n < len(s.items)) for s in sections if s.name in READ_PARTS for n, rid in enumerate(s.ids)

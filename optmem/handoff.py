@@ -22,7 +22,7 @@ from optmem.vault import NAME_RE, Vault, validate_name
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
@@ -225,26 +225,14 @@ def _heads(idx: Any, project: str, domain: str) -> list[Row]:
     return out
 
 
-# What counts as a read of a handoff, in one place. A surface that shows handoffs records the ones
-# it read (`read_in_full` picks them; `seen` records them, or the surface puts them in its own recall
-# line, as `context` does), and a handoff written later follows those its writer read (`_seen_by`).
-
-
-def read_in_full(items: Iterable[tuple[str, bool]]) -> list[str]:
-    """The records a surface read, from each line it had — (the id of the record behind it, "" for
-    one that is none's: a heading; whether it was shown — a budget cuts lines): each whose every
-    line was shown. A handoff whose open items were cut was not read: a handoff written after it
-    would follow it unseen (`_seen_by`)."""
-    lines: dict[str, bool] = {}
-    for rid, shown in items:
-        if rid:
-            lines[rid] = lines.get(rid, True) and shown
-    return [rid for rid, whole in lines.items() if whole]
+# What counts as a read of a handoff: a surface that shows handoffs records the ones it showed whole
+# (`lifecycle.read_in_full` picks them; `seen` records them, or the surface puts them in its own
+# recall line, as `context` does), and a handoff written later here follows those (`_seen_by`).
 
 
 def _seen_by(row: Row, session: str | None) -> bool:
     """Whether a handoff a new one of its project and domain is written after was seen before
-    it: shown in full on this clone (`read_in_full`: by `context` or `handoff read` — the MCP
+    it: shown in full on this clone (`lifecycle.read_in_full`: by `context` or `handoff read` — the MCP
     tools, a session-start hook — its record's `here`: a recall in this clone's own recall file),
     or written earlier in the same session (`session`: a PreCompact handoff, then the SessionEnd
     one). One nobody read — another agent's, written a minute before on the same project (tester18
@@ -261,7 +249,7 @@ def seen(vault: Vault, shown: list[Handoff]) -> None:
 
     ids = [h.id for h in shown if h.id and len(h.id) == 26]  # (a HANDOFF.md typed by hand names none)
     try:
-        lifecycle.touch_ids(vault, read_in_full((i, True) for i in ids), "context")
+        lifecycle.touch_ids(vault, lifecycle.read_in_full((i, True) for i in ids), "context")
     except OptmemError:
         pass
 

@@ -122,7 +122,7 @@ def test_no_rule_holds_while_its_gate_columns_are_unset():
     """`view.status` answers "current" at once when every gate column (`view.gate_columns`: those a
     rule's SQL tests `!= 0` or `IS NOT NULL`) is unset: sound only if no rule holds then, whatever
     the other columns the rules read hold (`view.rule_columns`). A new rule that holds without one
-    fails here, and a new rule's gate joins `status` with no other edit."""
+    fails here, and so does a gate `status` does not look at (each set alone is not "current")."""
     gates = view.gate_columns()
     assert set(gates) <= set(view.rule_columns()) and len(gates) == 8, gates
     others = [c for c in view.rule_columns() if c not in gates]
