@@ -188,7 +188,8 @@ BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.FORGO
 
 def gate_columns() -> dict[str, object]:
     """The columns some status rule needs set to hold (its gate), each with its unset value: 0 for
-    one a rule tests `!= 0`, None for one it tests `IS NOT NULL`."""
+    one a rule tests `!= 0`, None for one it tests `IS NOT NULL` — what `status` asks first
+    (`test_view` holds the two together)."""
     out: dict[str, object] = {}
     for rule in STATUS_RULES:
         words = rule.sql.replace("(", " ").replace(")", " ").split()
