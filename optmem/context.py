@@ -13,7 +13,6 @@ last, and never silently.
 from __future__ import annotations
 
 import functools
-from collections import Counter
 
 from optmem import clock, view
 from optmem.errors import NotFound, OptmemError, UsageError, clip
@@ -117,6 +116,9 @@ class Context(Value):
     sections: list[dict[str, Any]]
     omitted: dict[str, int]
     warnings: list[str]  # a hot file that could not be read, …
+    # the records it read (`lifecycle.read_in_full`: each line of them shown), which `build` records as
+    # recalled unless its caller records them when it shows the block (`record=False`: Hermes' prefetch)
+    read: list[str] = []
 
 
 RECENT_POOL, RECENT_SHOWN = 60, 20  # newest current records considered, and the warmest shown
@@ -731,12 +733,14 @@ def build(
     budget: int = 4000,
     hot: bool = True,
     everywhere: bool = False,
+    record: bool = True,
 ) -> Context:
     """The session-start block: every part that fits in `budget` characters, fences included
     (when not `hot`, of the vault's MEMORY.md / USER.md only the entries that may be outdated,
     with their note: a caller whose agent shows those files itself). `everywhere`: the records
     and open conflicts come from every project, not only `project` (whose block and handoff
-    still come)."""
+    still come). What it read (`Context.read`) is recorded as one recall — unless `record` is
+    off: a caller that builds a block before it shows it (a prefetch) records it when it does."""
     vault.require()
     if project is not None:
         validate_name(project, "project")
@@ -797,23 +801,31 @@ def build(
     sections.append(Section("records", label, items, ids=ids))
     sections.append(Section("found", TITLES["found"], found, ids=found_ids))
     out = fit(sections, budget)._replace(warnings=warnings)
-    # (and each handoff it shows whole was read: one written after it follows it — `handoff._seen_by`; a handoff
-    # whose open items the budget cut was not, or they would be followed unseen)
-    shown = [i for s in sections if s.name in ("facts", "records", "found") for i in s.ids[: len(s.items)]]
-    for s in sections:
-        if s.name == "handoff":
-            held = Counter(s.ids[: len(s.items)])
-            shown += [i for i, n in Counter(s.ids).items() if held[i] == n]
-    shown = [i for i in shown if i]
-    if shown:  # what a session starts with was recalled: it stays warm
-        from optmem import lifecycle
-        from optmem.errors import OptmemError
+    # (and each handoff it shows whole was read: one written after it follows it — `lifecycle.read_in_full`;
+    # a handoff whose open items the budget cut was not, or they would be followed unseen)
+    from optmem.lifecycle import read_in_full
 
-        try:
-            lifecycle.touch_ids(vault, shown, "context")
-        except OptmemError:
-            pass  # a read-only vault: the block is still right; only the recall goes unrecorded
-    return out
+    shown = read_in_full(
+        (rid, n < len(s.items)) for s in sections if s.name in READ_PARTS for n, rid in enumerate(s.ids)
+    )
+    if shown and record:  # what a session starts with was recalled: it stays warm
+        recalled(vault, shown)
+    return out._replace(read=shown)
+
+
+def recalled(vault: Vault, read: list[str]) -> None:
+    """Record that a block showed these records (`Context.read`): one recall line. A read-only
+    vault: the block is still right; only the recall goes unrecorded."""
+    from optmem import lifecycle
+    from optmem.errors import OptmemError
+
+    try:
+        lifecycle.touch_ids(vault, read, "context")
+    except OptmemError:
+        pass
+
+
+READ_PARTS = ("handoff", "facts", "records", "found")  # the parts whose lines name their records (`Section.ids`)
 
 
 def _crowded(rules: list[str], budget: int) -> bool:

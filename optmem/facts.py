@@ -387,8 +387,8 @@ def _current_values(
     for i in range(0, len(keys), 500):  # (a page of keys a query: SQLite's bound on parameters)
         page = keys[i : i + 500]
         for r in idx.rows(
-            f"r.key IN ({','.join('?' * len(page))}) AND r.state = 0 AND r.kind != ? AND {current}",
-            [*page, MEMORY, *params],
+            f"r.key IN ({','.join('?' * len(page))}) AND {view.KEYED_FACT.sql} AND {current}",
+            [*page, *params],
         ):
             if (pair := (r.key or "", r.project)) in wanted:  # (its key is one of the page's)
                 groups.setdefault(pair, []).append(r)

@@ -239,24 +239,31 @@ def _heads(idx: Any, project: str, domain: str) -> list[Row]:
     return out
 
 
+# What counts as a read of a handoff: a surface that shows handoffs records the ones it showed whole
+# (`lifecycle.read_in_full` picks them; `seen` records them, or the surface puts them in its own
+# recall line, as `context` does), and a handoff written later here follows those (`_seen_by`).
+
+
 def _seen_by(row: Row, session: str | None) -> bool:
     """Whether a handoff a new one of its project and domain is written after was seen before
-    it: shown by `context` or `handoff read` (the MCP tools, a session-start hook: its record's
-    `shown`/`touched`), or written earlier in the same session (`session`: a PreCompact handoff,
-    then the SessionEnd one). One nobody read — another agent's, written a minute before on the
-    same project (tester18 #7) — is not followed: its open items stand beside the new one."""
-    return row.shown is not None or row.touched is not None or bool(session and row.session == session)
+    it: shown in full on this clone (`lifecycle.read_in_full`: by `context` or `handoff read` — the MCP
+    tools, a session-start hook — its record's `here`: a recall in this clone's own recall file),
+    or written earlier in the same session (`session`: a PreCompact handoff, then the SessionEnd
+    one). One nobody read — another agent's, written a minute before on the same project (tester18
+    #7) — is not followed: its open items stand beside the new one. Nor is one read only on another
+    clone, whose recall a sync brought (tidy18 #1): its reader is not this writer."""
+    return row.here is not None or bool(session and row.session == session)
 
 
 def seen(vault: Vault, shown: list[Handoff]) -> None:
-    """Record that these handoffs were shown (`handoff read`; `context` records what it shows
-    as one recall): a handoff written after this follows them (`_seen_by`). A read-only vault:
-    they are shown all the same, unrecorded."""
+    """Record that these handoffs were read, each shown whole (`handoff read`): a handoff written
+    after this here follows them (`_seen_by`). A read-only vault: they are shown all the same,
+    unrecorded."""
     from optmem import lifecycle
 
     ids = [h.id for h in shown if h.id and len(h.id) == 26]  # (a HANDOFF.md typed by hand names none)
     try:
-        lifecycle.touch_ids(vault, ids, "context")
+        lifecycle.touch_ids(vault, lifecycle.read_in_full((i, True) for i in ids), "context")
     except OptmemError:
         pass
 

@@ -528,7 +528,7 @@ class Index:
         """The current values of `key` in `project`, one domain's beside another's, when they differ
         between domains (`facts.SplitKey`), else none."""
         rows = [r for r in self.key_group(key, project=project, exact=False) if r.project == project]
-        rows = [r for r in rows if view.status(r, now) == view.Status.CURRENT and not r.state and r.kind != MEMORY]
+        rows = [r for r in rows if view.KEYED_FACT.test(r) and view.status(r, now) == view.Status.CURRENT]
         if len({r.domain for r in rows}) < 2 or len({self.said_as(r) for r in rows}) < 2:
             return []
         return rows
@@ -547,7 +547,7 @@ class Index:
         out: dict[int, tuple[tuple[str, str], ...]] = {}
         split: dict[tuple[str, str | None], list[Row]] = {}
         for r in rows:
-            if not r.key or r.state or r.kind == MEMORY or view.status(r, now) != view.Status.CURRENT:
+            if r.key is None or not view.KEYED_FACT.test(r) or view.status(r, now) != view.Status.CURRENT:
                 continue
             if (r.key, r.project) not in split:
                 other = self.conn.execute(
@@ -1209,9 +1209,9 @@ class Index:
         # transaction, until a lock holder appends it — `catch_up`, `_caught_up`)
         consume(self.conn, self.vault.segments(), meta, progress, released=self.vault.own_releases, hold=lost.to_hold)
         self._names = None
-        files = self.vault.access_files()
-        if not access_in_step(files, read_meta(self.conn)):
-            consume_access(self.conn, files)
+        files, own = self.vault.access_files(), self.vault.own_access()
+        if not access_in_step(files, read_meta(self.conn), own):
+            consume_access(self.conn, files, own)
 
 
 def view_meta(vault: Vault) -> dict[str, str]:
@@ -1273,12 +1273,12 @@ def usable(vault: Vault, conn: sqlite3.Connection, *, apply_access: bool = True)
     meta = read_meta(conn)
     if not (segments_in_step(vault.segments(), meta) and _view_ok(vault, meta)):
         return False
-    files = vault.access_files()
-    if access_in_step(files, meta):
+    files, own = vault.access_files(), vault.own_access()
+    if access_in_step(files, meta, own):
         return True
     if apply_access:
         # recalls and sweeps need no vault lock: applying them twice changes nothing
-        consume_access(conn, files)
+        consume_access(conn, files, own)
         return True
     return False
 
@@ -1359,7 +1359,7 @@ def _fill(conn: sqlite3.Connection, vault: Vault, progress: Progress | None, par
     with conn:
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", view_meta(vault).items())
         link(conn, deferred, None)
-    consume_access(conn, vault.access_files())
+    consume_access(conn, vault.access_files(), vault.own_access())
     with conn:  # the split keys in one pass; from now on each change says its key again
         conn.execute(SPLIT_FILL)
         conn.executescript(SPLIT_TRIGGERS)

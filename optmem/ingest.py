@@ -976,23 +976,26 @@ def _access_states(files: list[Segment]) -> dict[str, list[int]]:
     return {name: list(access_state(path)) for name, path in files}
 
 
-def access_in_step(files: list[Segment], meta: dict[str, str]) -> bool:
-    """Whether every recall file is as the index last applied it, and none came or went."""
+def access_in_step(files: list[Segment], meta: dict[str, str], own: str | None) -> bool:
+    """Whether every recall file is as the index last applied it, none came or went, and this
+    clone's own file (`own`: `layout.own_access`) is the one it was applied as."""
     known: dict[str, list[int]] = json.loads(meta.get("acc", "{}"))
-    return {k: v[:3] for k, v in known.items()} == _access_states(files)
+    return {k: v[:3] for k, v in known.items()} == _access_states(files) and meta.get("acc_own", "") == (own or "")
 
 
-def consume_access(conn: sqlite3.Connection, files: list[Segment]) -> None:
+def consume_access(conn: sqlite3.Connection, files: list[Segment], own: str | None) -> None:
     """Apply the recall files' lines from where the index stopped in each; all of them from the
     start (after clearing what they set) when one was rewritten rather than appended to, or is
-    gone. Applying is order-free and idempotent, so files from several writers simply add up."""
+    gone, or this clone's own file (`own`, whose recalls also set `here`) is another than it was
+    (a writer id set anew). Applying is order-free and idempotent, so files from several writers
+    simply add up."""
     with conn:
         conn.execute("BEGIN IMMEDIATE")  # one process at a time; a second finds it done
         meta = read_meta(conn)
+        if access_in_step(files, meta, own):
+            return
         known: dict[str, list[int]] = json.loads(meta.get("acc", "{}"))
         states = _access_states(files)
-        if {k: v[:3] for k, v in known.items()} == states:
-            return
         last_sweep = meta.get("last_sweep", "")
 
         def rewritten(name: str) -> bool:
@@ -1000,36 +1003,40 @@ def consume_access(conn: sqlite3.Connection, files: list[Segment]) -> None:
             size, ino, mtime = states.get(name, [0, 0, 0])
             return size < old[3] or bool(old[3] and (ino != old[1] or (size == old[0] and mtime != old[2])))
 
-        if any(name not in states or rewritten(name) for name in known):
+        if meta.get("acc_own", "") != (own or "") or any(name not in states or rewritten(name) for name in known):
             conn.execute(
-                "UPDATE rec SET touched = NULL, shown = NULL, cold = NULL "
-                "WHERE touched IS NOT NULL OR shown IS NOT NULL OR cold IS NOT NULL"
+                "UPDATE rec SET touched = NULL, shown = NULL, here = NULL, cold = NULL "
+                "WHERE touched IS NOT NULL OR shown IS NOT NULL OR here IS NOT NULL OR cold IS NOT NULL"
             )
             known, last_sweep = {}, ""
         for name, path in files:
             size, ino, mtime = states[name]
             done = known[name][3] if name in known else 0
             if size > done:
-                done, swept = _apply_access(conn, path, done, size)
+                done, swept = _apply_access(conn, path, done, size, own=name == own)
                 if swept is not None and (not last_sweep or swept > float(last_sweep)):
                     last_sweep = repr(swept)
             known[name] = [size, ino, mtime, done]
         conn.executemany(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-            [("acc", json.dumps(known, sort_keys=True)), ("last_sweep", last_sweep)],
+            [("acc", json.dumps(known, sort_keys=True)), ("last_sweep", last_sweep), ("acc_own", own or "")],
         )
 
 
-def _apply_access(conn: sqlite3.Connection, path: Path, start: int, size: int) -> tuple[int, float | None]:
+def _apply_access(
+    conn: sqlite3.Connection, path: Path, start: int, size: int, *, own: bool
+) -> tuple[int, float | None]:
     """Apply the whole lines between `start` and `size`; (where the next read starts, the latest
-    sweep seen). A torn or unreadable line is skipped (doctor reports it)."""
+    sweep seen). A recall in this clone's own file (`own`) also sets `here`: a read made here.
+    A torn or unreadable line is skipped (doctor reports it)."""
     touched: list[tuple[float, str]] = []
     shown: list[tuple[float, str]] = []
+    here: list[tuple[float, str]] = []
     cold: list[tuple[float, str]] = []
     swept: float | None = None
 
     def flush() -> None:
-        for column, pairs in (("touched", touched), ("shown", shown), ("cold", cold)):
+        for column, pairs in (("touched", touched), ("shown", shown), ("here", here), ("cold", cold)):
             conn.executemany(f"UPDATE rec SET {column} = max(coalesce({column}, 0), ?) WHERE id = ?", pairs)
             pairs.clear()
 
@@ -1050,9 +1057,11 @@ def _apply_access(conn: sqlite3.Connection, path: Path, start: int, size: int) -
                 ids = fields.get(field)
                 if isinstance(ids, list):
                     into.extend((at, i) for i in ids if isinstance(i, str))
+            if own and fields.get("via") != "import" and isinstance(fields.get("touch"), list):
+                here.extend((at, i) for i in fields["touch"] if isinstance(i, str))  # (an import reads nothing)
             if "sweep" in fields:
                 swept = at if swept is None else max(swept, at)
-            if len(touched) + len(shown) + len(cold) >= ACCESS_BATCH:
+            if len(touched) + len(shown) + len(here) + len(cold) >= ACCESS_BATCH:
                 flush()
     flush()
     return end, swept

@@ -86,6 +86,17 @@ def access_files(root: Path) -> list[tuple[str, Path]]:
     return out
 
 
+def own_access(root: Path) -> str | None:
+    """The name of this clone's own recall file (as `access_files` names it): ACCESS.jsonl in a
+    vault not split, this writer's in one that is — None while this clone has no writer id (it
+    recalled nothing there). Read only, as `own_files`. Another clone's recalls, brought by a sync,
+    are in the other files: what that clone's sessions read, not this one's (`handoff.read_here`)."""
+    own = own_files(root)
+    if own is None or own == LOG:
+        return None if own is None else ACCESS
+    return f"{own}{ACCESS}"
+
+
 def writers_file() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "optmem" / "writers"

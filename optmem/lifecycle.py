@@ -378,6 +378,19 @@ def auto_sweep(vault: Vault) -> str | None:
     return None
 
 
+def read_in_full(items: Iterable[tuple[str, bool]]) -> list[str]:
+    """The records a surface read, from each line it had — (the id of the record behind it, "" for
+    one that is none's: a heading; whether it was shown — a budget cuts lines): each whose every
+    line was shown. The one rule of what counts as a read of a handoff (`context`, `handoff read`,
+    the Hermes prefetch): a handoff whose open items were cut was not read — one written after it
+    would follow it unseen (`handoff._seen_by`)."""
+    lines: dict[str, bool] = {}
+    for rid, shown in items:
+        if rid:
+            lines[rid] = lines.get(rid, True) and shown
+    return [rid for rid, whole in lines.items() if whole]
+
+
 def touch_ids(vault: Vault, ids: Iterable[str], via: str) -> None:
     """Record that these records were recalled (full ids; no lock: one small appended line)."""
     ids = list(dict.fromkeys(ids))

@@ -10,7 +10,7 @@ indexes rebuild.
 import operator
 
 from optmem import view
-from optmem.record import HANDOFF, MEMORY, Tier
+from optmem.record import HANDOFF, Tier
 from optmem.value import Annotated, NamedTuple
 
 # 6: stemmed words; 7, 8: date terms, sessions; 9: lifecycle; 10–12: consolidation; 14: indexes for context;
@@ -31,8 +31,9 @@ from optmem.value import Annotated, NamedTuple
 # 40: what a keyed value says kept (`said`), and the keys whose current values differ between domains kept as
 # records come in (`split`, its triggers): a session start reads them, not every keyed row; 42: the split
 # keys' SQL made from the status rules, a key a row moves away from said again, `split_dirty` one row a key;
-# a hot-memory entry's key (hot:FILE:ENTRY) no more among its searchable words
-SCHEMA = "optmem-index-42"
+# a hot-memory entry's key (hot:FILE:ENTRY) no more among its searchable words; 43: what this clone
+# itself recalled (`here`: its own recall file's lines, not another clone's a sync brought)
+SCHEMA = "optmem-index-43"
 
 
 class Col(NamedTuple):
@@ -87,6 +88,9 @@ class Row(NamedTuple):
     verified: Annotated[float | None, Col("REAL", view=True)] = None  # latest `verify` of it
     touched: Annotated[float | None, Col("REAL", view=True)] = None  # latest recall (ACCESS.jsonl)
     shown: Annotated[float | None, Col("REAL", view=True)] = None  # latest time context showed it
+    # latest recall of it this clone made (its own recall file, `layout.own_access`): what a writer
+    # here read (`handoff.read_here`) — another clone's recalls, brought by a sync, warm it all the same
+    here: Annotated[float | None, Col("REAL", view=True)] = None
     cold: Annotated[float | None, Col("REAL", view=True)] = None  # latest sweep that cooled it
     conflict: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a value of a key in conflict
     fork: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a version of a fact corrected two ways
@@ -245,16 +249,11 @@ CREATE INDEX rec_cold ON rec(cold) WHERE cold IS NOT NULL;
 # read again (`facts.split_heads`). A new status rule is one edit there: the SQL here follows.
 
 
-def _keyed(row: str = "") -> str:
-    """Whether a row holds a key of a fact (a hot-memory entry's `hot:` key is none)."""
-    return f"{row}key IS NOT NULL AND NOT ({row}key >= 'hot:' AND {row}key < 'hot;')"
-
-
 def _counts(row: str = "") -> str:
     """Whether a row counts in its key's group (`row` is "", "OLD." or "NEW." in a trigger): a keyed
-    fact that no status rule time alone never changes holds for (`view.STATUS_RULES`)."""
+    fact (`view.KEYED_FACT`) that no status rule time alone never changes holds for (`view.STATUS_RULES`)."""
     untimed = " AND ".join(f"NOT ({view.over(rule.sql, row)})" for rule in view.STATUS_RULES if not rule.uses_now)
-    return f"{_keyed(row)} AND {row}state = 0 AND {row}kind != '{MEMORY}' AND {untimed}"
+    return f"{view.over(view.KEYED_FACT.sql, row)} AND {untimed}"
 
 
 # when a row that counts stops being current with time: the first of the times from which a timed

@@ -179,6 +179,7 @@ class Vault:
         # a long-lived process's warm handle (`optmem.warm.Warm`): its settings and open index
         # connections serve this vault's reads; None in a command run as its own process
         self.warm: Any = None
+        self._own_access: tuple[str | None] | None = None  # (`own_access`, once found)
 
     def __repr__(self) -> str:
         return f"Vault({str(self.root)!r})"
@@ -219,6 +220,13 @@ class Vault:
     def access_files(self) -> list[tuple[str, Path]]:
         """Every file of recalls and sweeps (`layout.access_files`)."""
         return layout.access_files(self.root)
+
+    def own_access(self) -> str | None:
+        """The name of this clone's own recall file (`layout.own_access`), found once a Vault (a
+        command, a warm handle's call): the index marks what this clone read from it."""
+        if self._own_access is None:
+            self._own_access = (layout.own_access(self.root),)
+        return self._own_access[0]
 
     @property
     def access_path(self) -> Path:

@@ -157,6 +157,23 @@ STATUS_RULES: tuple[_Rule, ...] = (
 
 LIVE = (Status.CURRENT, Status.PENDING)  # what a conflict is between
 
+
+class _Test(Value):
+    """A test of a record in Python and its SQL twin over `rec r` (made together: they cannot disagree)."""
+
+    test: Callable[[Any], bool]
+    sql: str
+
+
+# A keyed fact: a value of a key that is no temporary state (states and habits apart) and no hot-memory
+# journal line (its `hot:FILE:ENTRY` key names an entry, not a fact) — what a key's values across
+# domains are made of (`schema.SPLIT_GROUP` in SQL; `Index.split_rows`, `Index.across_domains` and
+# `facts._current_values`). ("hot;" is the first string after every one starting "hot:".)
+KEYED_FACT = _Test(
+    lambda r: r.key is not None and not ("hot:" <= r.key < "hot;") and not r.state and r.kind != MEMORY,
+    f"(r.key IS NOT NULL AND NOT (r.key >= 'hot:' AND r.key < 'hot;') AND r.state = 0 AND r.kind != '{MEMORY}')",
+)
+
 # Search lists hits in bands, best first: current redlines, other current records, then by status.
 # A superseded record has no band of its own: an old version ranks among the current records by its
 # own relevance, lowered (`ranking.score`), below the records that replaced it
@@ -164,9 +181,31 @@ LIVE = (Status.CURRENT, Status.PENDING)  # what a conflict is between
 BANDS = ("redline", Status.CURRENT, Status.PENDING, Status.EXPIRED, Status.FORGOTTEN, Status.HELD)
 
 
+# Each rule holds only while one of the columns it tests as `r.X != 0` or `r.X IS NOT NULL` is so (its
+# gate: every rule's SQL says it so — `test_view` checks each rule against each gate unset): a record
+# whose gate columns all hold their unset value (0, NULL) is current without asking a rule.
+
+
+def gate_columns() -> dict[str, object]:
+    """The columns some status rule needs set to hold (its gate), each with its unset value: 0 for
+    one a rule tests `!= 0`, None for one it tests `IS NOT NULL` — what `status` asks first
+    (`test_view` holds the two together)."""
+    out: dict[str, object] = {}
+    for rule in STATUS_RULES:
+        words = rule.sql.replace("(", " ").replace(")", " ").split()
+        for column, test, value in zip(words, words[1:], words[2:], strict=False):
+            if column[:2] == "r." and (test, value) in (("!=", "0"), ("IS", "NOT")):
+                out.setdefault(column[2:], 0 if test == "!=" else None)
+    return out
+
+
 def status(row: ViewRow, now: float, *, warm: bool = False) -> Status:
     """The record's status at `now` (epoch seconds); `warm`: what it would be were it not cold
     (what saying it again brings back)."""
+    # no rule can hold while every gate column is unset (`gate_columns`; the usual record: a search
+    # asks ~200 a query). Written out: made from the gates, the test costs ~10% more a call (a tuple of
+    # getattrs compared) or a compile in every process (`test_import_floor`); `test_view` fails
+    # until a new rule's gate is here
     if not (
         row.forgotten
         or row.held
@@ -176,7 +215,7 @@ def status(row: ViewRow, now: float, *, warm: bool = False) -> Status:
         or row.retired
         or row.expires is not None
         or row.pending
-    ):  # no rule can hold (the usual record: a search asks ~200 a query)
+    ):
         return Status.CURRENT
     for rule in STATUS_RULES:
         if rule.test(row, now) and not (warm and rule.status == Status.COLD):

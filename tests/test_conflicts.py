@@ -906,3 +906,14 @@ def test_history_of_a_key_given_as_an_id_points_to_history_key(cli):
     err = cli.json("history", "frontend.port", code=1)["error"]  # looks like a key, holds none
     assert "optmem history --key frontend.port" not in err["message"] and "no record has key" in err["message"], err
     assert "key" not in cli.json("history", "ZZZZZZZZ", code=1)["error"]["message"]  # an id: as ever
+
+
+def test_a_hot_key_typed_by_hand_is_no_fact_split_across_domains_on_any_surface(cli):
+    """A `hot:` key names a hot-memory entry, not a fact: two domains' notes given one by hand are
+    no key held two ways — not in `conflicts`, nor (one definition: `view.KEYED_FACT`) beside each
+    hit of `search` and `get` (tidy18 #3: they disagreed)."""
+    one = cli.json("append", "-d", "code", "-p", "web", "--key", "hot:x", "the port is 8080")["id"]
+    cli.json("append", "-d", "hermes", "-p", "web", "--key", "hot:x", "the port is 9090")
+    assert cli.json("conflicts")["across_domains"] == []
+    assert all("across_domains" not in h for h in cli.json("search", "port")["hits"])
+    assert "across_domains" not in cli.json("get", one)["record"]

@@ -28,13 +28,13 @@ def _read(vault: Path) -> list[dict[str, Any]]:
     return got
 
 
-def _after(vault: Path, rid: str) -> Any:
-    """The `after` the handoff record `rid` keeps in the log, as written."""
+def _after(vault: Path, rid: str, field: str = "after") -> Any:
+    """The `after` (or `field`) the handoff record `rid` keeps in the log, as written."""
     for f in [vault / "LOG.jsonl", *sorted((vault / "log").glob("*/*.jsonl"))]:
         for line in f.read_text("utf-8").splitlines() if f.exists() else []:
             rec = json.loads(line)
             if rec.get("id") == rid:
-                return rec.get("after", "absent")
+                return rec.get(field, "absent")
     raise AssertionError(rid)
 
 
@@ -155,3 +155,41 @@ def test_forgetting_a_handoff_brings_none_it_followed_back_beside(cli: Any, vaul
     cli.json("forget", last)  # the newest forgotten: the first is the latest, alone
     got = cli.json("handoff", "read", "-p", "web")["handoffs"]
     assert [(h["id"], h.get("beside")) for h in got] == [(first, None)], got
+
+
+@pytest.mark.long
+def test_a_read_on_one_clone_is_no_read_on_the_other(tmp_path: Path) -> None:
+    """A handoff read on one clone only (its recall line comes to the other clone with `optmem
+    sync`) was not read by a writer on the other: that writer's handoff keeps its open items
+    beside it there — and a writer on the clone that read it follows it (tidy18 #1)."""
+    one, two = pair(tmp_path)
+    first = _write(one, "--next", "更新 nginx")
+    sync(one), sync(two)
+    _read(one)  # (read on one, never on two)
+    sync(one), sync(two)
+    on_two = _write(two, "--next", "announce in #dev")
+    assert _after(two, on_two) == []  # (its writer never read the first)
+    assert _after(two, on_two, "unread") == [first]
+    got = _read(two)
+    assert [(h["id"], h.get("beside"), h.get("unread")) for h in got] == [(on_two, None, None), (first, on_two, True)]
+    # on the clone that read it, a writer follows it
+    on_one = _write(one, "--next", "remove the 8080 rule")
+    assert _after(one, on_one) == [first]
+
+
+def test_a_read_is_the_writer_ids_that_made_it(cli: Any, vault_path: Path) -> None:
+    """The index marks what this clone read from its own recall file (`log/<writer>/ACCESS.jsonl`):
+    the same folder under another writer id (`OPTMEM_WRITER`) is another clone, whose writer never
+    read what the first read — the marks are made again for it, not kept from the first."""
+    one, two = {"OPTMEM_WRITER": "one"}, {"OPTMEM_WRITER": "two"}
+    cli.json("init")
+    cli.json("segment", env=one)
+    first = cli.json("handoff", "write", "-p", "webapp", "--next", "更新 nginx", env=one)["handoff"]["id"]
+    cli.json("handoff", "read", "-p", "webapp", env=one)
+    cli.json("handoff", "list", env=one)  # (the index applies that read as one's)
+    assert (vault_path / "log" / "one" / "ACCESS.jsonl").is_file()
+    second = cli.json("handoff", "write", "-p", "webapp", "--next", "announce in #dev", env=two)["handoff"]["id"]
+    assert (_after(vault_path, second), _after(vault_path, second, "unread")) == ([], [first])
+    cli.json("handoff", "read", "-p", "webapp", env=one)  # (one reads both: its next handoff follows both)
+    third = cli.json("handoff", "write", "-p", "webapp", "--next", "remove the 8080 rule", env=one)["handoff"]["id"]
+    assert sorted(_after(vault_path, third)) == sorted([first, second])

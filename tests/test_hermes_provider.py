@@ -871,3 +871,37 @@ def test_the_other_half_of_a_key_pair_beside_a_redacted_secret_goes_too():
         "build id hV9tWq2LmXz8rKpYb4NcFdGs7JeUaQo1iTyR6wEv",
         [],
     )
+
+
+def test_a_prefetch_records_what_it_shows_once_and_a_handoff_it_showed_is_read(cli, vault_path, tmp_path, monkeypatch):
+    """Each turn's prefetch shows the agent its block: what it read is recalled — a handoff shown
+    whole is read, so the session's own handoff follows it — but a record the provider recorded
+    within a day is not recorded again (a line a turn, the same records: tidy18 #5), and a block
+    built for the next turn is read only once a prefetch shows it."""
+    monkeypatch.setenv("OPTMEM_NOW", "2026-05-01T09:00:00Z")
+    p = started(tmp_path / "hermes", agent_context="primary")
+    first = cli.json("handoff", "write", "-p", p.project, "--next", "rotate the staging certificate")["handoff"]["id"]
+    cli.json("append", "-p", p.project, "the staging certificate expires on June 3")
+    access = vault_path / "ACCESS.jsonl"
+
+    def recalls() -> list[list[str]]:
+        lines = access.read_text("utf-8").splitlines() if access.exists() else []
+        return [a["touch"] for a in map(json.loads, lines) if "touch" in a]  # (a sweep's line is none)
+
+    for _ in range(3):  # three turns on the same records: one recall
+        assert "rotate the staging certificate" in p.prefetch("staging certificate")
+    [once] = recalls()
+    assert first in once and len(once) == 2, once
+    p.queue_prefetch("when does the certificate expire")  # (built for the next turn, not shown yet)
+    p.shutdown()
+    assert len(recalls()) == 1
+    later = cli.json("append", "-p", p.project, "the staging certificate was renewed by ops")["id"]
+    assert "renewed by ops" in p.prefetch("staging certificate renewed")
+    assert recalls()[1:] == [[later]]  # (only what is new)
+    monkeypatch.setenv("OPTMEM_NOW", "2026-05-02T10:00:00Z")  # a day on: recorded again
+    p.prefetch("staging certificate")
+    assert set(recalls()[2]) >= {first, *once}
+    # the handoff the agent was shown is read: the session's handoff follows it
+    second = cli.json("handoff", "write", "-p", p.project, "--done", "rotated it")["handoff"]["id"]
+    rec = next(json.loads(x) for x in (vault_path / "LOG.jsonl").read_text("utf-8").splitlines() if second in x)
+    assert rec["after"] == [first] and "unread" not in rec

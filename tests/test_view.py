@@ -118,6 +118,48 @@ def test_status_is_the_first_rule_that_holds_whichever_field_a_record_sets():
         assert view.status(r, NOW, warm=True) == warm, r
 
 
+def test_no_rule_holds_while_its_gate_columns_are_unset():
+    """`view.status` answers "current" at once when every gate column (`view.gate_columns`: those a
+    rule's SQL tests `!= 0` or `IS NOT NULL`) is unset: sound only if no rule holds then, whatever
+    the other columns the rules read hold (`view.rule_columns`). A new rule that holds without one
+    fails here, and so does a gate `status` does not look at (each set alone is not "current")."""
+    gates = view.gate_columns()
+    assert set(gates) <= set(view.rule_columns()) and len(gates) == 8, gates
+    others = [c for c in view.rule_columns() if c not in gates]
+    for setting in ({}, {c: NOW - 1 if c not in ("released", "confirmed") else 1 for c in others}):
+        r = row(**gates, **{c: v for c, v in setting.items() if c != "ts"})
+        assert [rule.status for rule in view.STATUS_RULES if rule.test(r, NOW)] == [], r
+        assert view.status(r, NOW) == view.Status.CURRENT
+    for column, unset in gates.items():  # (each gate set alone: its rule's answer, not "current")
+        r = row(ts=NOW - 5, **{column: 1 if unset == 0 else ("A" if column in ("sup", "ksup") else NOW - 1)})
+        assert view.status(r, NOW) != view.Status.CURRENT, column
+
+
+@pytest.mark.long
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([None, "svc.port", "hot:MEMORY.md:E1", "hot", "hot;x", "hotel"]),
+            st.sampled_from([0, 1]),
+            st.sampled_from(["note", "memory", "correction"]),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_a_keyed_fact_in_python_and_in_sql_agree(sample):
+    """`view.KEYED_FACT`: a key's value, no temporary state, no hot-memory journal line — one
+    definition whose Python test (`Index.split_rows`, `across_domains`) and SQL (`schema`'s split
+    keys, `facts`) give one answer."""
+    rows_ = [row(i + 1, key=key, state=state, kind=kind) for i, (key, state, kind) in enumerate(sample)]
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(DDL)
+    conn.executemany(INSERT_ROW, rows_)
+    got = [n for (n,) in conn.execute(f"SELECT n FROM rec r WHERE {view.KEYED_FACT.sql} ORDER BY n")]
+    assert got == [r.n for r in rows_ if view.KEYED_FACT.test(r)]
+    assert all(not r.key.startswith("hot:") and not r.state and r.kind != "memory" for r in rows_ if r.n in got)
+
+
 def test_status_priority_forgotten_over_superseded_over_expired():
     assert view.status(row(forgotten=1, sup="X", expires=NOW - 5), NOW) == view.Status.FORGOTTEN
     assert view.status(row(ksup="X", expires=NOW - 5), NOW) == view.Status.SUPERSEDED

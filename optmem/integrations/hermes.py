@@ -89,6 +89,8 @@ COURTESY_ASKS = (
     r"|还有别的|其他问题"
 )
 CONTEXT_BUDGET = 2500  # characters of prefetched context a turn
+RECALL_AGAIN = 86400.0  # seconds: a record the provider's blocks showed is recorded as recalled once in this
+RECALLED_KEPT = 4096  # records whose last recall the provider remembers before it forgets the old ones
 FILE_BYTES = 1 << 20  # what is read of the provider's Hermes config (a small JSON object)
 SPOOL = "optmem-spool.jsonl"  # in HERMES_HOME: the writes the vault could not take yet, in order
 HERMES_NEEDED = (0, 19, 0)  # the provider interface this plugin follows (agent/memory_provider.py)
@@ -395,7 +397,8 @@ class Provider:
         self.project = PROJECT
         self.missing: Path | None = None  # a configured vault folder that is not there
         self._warn: Callable[[str], Any] | None = None  # Hermes' warning_callback (a terminal session)
-        self._cache: dict[str, str] = {}  # query → prefetched context (this turn's)
+        self._cache: dict[str, tuple[str, list[str]]] = {}  # query → prefetched context, its read (this turn's)
+        self._recalled: dict[str, float] = {}  # record id → when a block this provider showed last recorded it
         self._questions: dict[str, str | None] = {}  # session → the question its last answer ended with
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -491,13 +494,14 @@ class Provider:
         )
 
     # -- recall -----------------------------------------------------------------------------------
-    def _context(self, query: str) -> str:
+    def _context(self, query: str) -> tuple[str, list[str]]:
         """Context for `query` — nothing when the vault holds nothing for it (no empty fence); in
-        a shared vault without the hot files, which Hermes' own memory block already shows."""
+        a shared vault without the hot files, which Hermes' own memory block already shows — and
+        the records it read, unrecorded: the block is read when it is shown (`_shown`)."""
         from optmem import context
 
         if not self._present():
-            return ""
+            return "", []
         try:  # (a vault of its own: recall runs in a thread beside the turn's writes)
             ctx = context.build(  # the project's block and last handoff; records from everywhere
                 self.warm.vault(),
@@ -506,23 +510,42 @@ class Provider:
                 budget=CONTEXT_BUDGET,
                 hot=not self._shared(),
                 everywhere=True,
+                record=False,
             )
         except (OptmemError, UnicodeError):
-            return ""  # (recall that cannot be had this turn: the turn goes on without it)
-        return ctx.text if any(s["items"] or s["omitted"] for s in ctx.sections) else ""
+            return "", []  # (recall that cannot be had this turn: the turn goes on without it)
+        return (ctx.text, ctx.read) if any(s["items"] or s["omitted"] for s in ctx.sections) else ("", [])
+
+    def _shown(self, block: tuple[str, list[str]]) -> str:
+        """A block given to the agent: what it read is recalled (warm; a handoff shown whole is read —
+        one written after it here follows it). A record this provider recorded within `RECALL_AGAIN`
+        is not recorded again: Hermes asks each turn, mostly for the same records, and a line a turn
+        would say nothing new (a sweep counts unused days) and grow ACCESS.jsonl with the session."""
+        from optmem import clock, context
+
+        text, read = block
+        now = clock.now().timestamp()
+        with self._lock:
+            new = [i for i in read if not 0 <= now - self._recalled.get(i, -RECALL_AGAIN) < RECALL_AGAIN]
+            if len(self._recalled) > RECALLED_KEPT:  # (a long-lived process: the ones that would be said again go)
+                self._recalled = {i: t for i, t in self._recalled.items() if 0 <= now - t < RECALL_AGAIN}
+            self._recalled.update(dict.fromkeys(new, now))
+        if new and self.warm is not None:
+            context.recalled(self.warm.vault(), new)
+        return text
 
     @_hook("", query=str, session_id=str)
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         with self._lock:
             cached = self._cache.pop(query, None)
-        return cached if cached is not None else self._context(query)
+        return self._shown(cached if cached is not None else self._context(query))
 
     @_hook(query=str, session_id=str)
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
         def fill() -> None:
-            text = self._context(query)
+            block = self._context(query)  # (read when a prefetch of the same query shows it; else never)
             with self._lock:
-                self._cache = {query: text}  # the next turn's: one query, the newest
+                self._cache = {query: block}  # the next turn's: one query, the newest
 
         thread = threading.Thread(target=fill, name="optmem-prefetch", daemon=True)
         self._threads = [t for t in self._threads if t.is_alive()] + [thread]
@@ -788,7 +811,7 @@ class Provider:
         """The facts worth keeping through a compression: what OptMem holds that the messages about
         to be dropped touch (redlines and hot memory first)."""
         said = " ".join(_texts(messages, "user")[-3:])[-400:]
-        return self._context(said)
+        return self._shown(self._context(said))
 
     @_hook(action=str, target=str, content=str, metadata=dict)
     def on_memory_write(self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None) -> None:
