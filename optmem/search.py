@@ -18,9 +18,7 @@ How a query is answered:
    × tier × recency bonus × the status factor of an old version, in bands by status); the most
    relevant candidates bring their session neighbours along, and the most relevant notes the
    newer note that reads as their new value though it shares no word with the query
-   (`_followers`, `_kin_followers`: it stands in for the note it follows), and the older note each
-   reads as the new value of (`_predecessors`: the history beside the answer, placed right below
-   it in `_order`) — `_score`; a hit that matches no word,
+   (`_followers`, `_kin_followers`: it stands in for the note it follows) — `_score`; a hit that matches no word,
    only through its session, is kept below the turn it borrowed from (`_kept_below`).
 3. Hits are sorted by band, score, tier, newer, id; then `ranking.updates_first` puts a newer
    record above an older one it updates, inside the top hits, and `ranking.successors_first` a
@@ -29,7 +27,6 @@ How a query is answered:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from optmem import candidates, clock, dates, ranking, view
@@ -515,7 +512,6 @@ class _Scored(NamedTuple):
     follows: str | None = None  # the matched note it reads as a newer value of (`_followers`)
     below: str | None = None  # matching only through its session: the record it is kept below (`_kept_below`)
     kin: tuple[str, ...] = ()  # the attributes it matched through their other words (`_Kin`)
-    precedes: str | None = None  # the matched note it reads as an older value of (`_predecessors`)
 
     @property
     def record(self) -> Record:
@@ -621,8 +617,11 @@ def _followers(
     out: dict[int, tuple[str, float]] = {}
     if not settings.follow_share or not settings.follow_top or q.intent.asks == "past":
         return out
+    from optmem.identifiers import names_another_thing, values
     from optmem.reading.lexicon import STOPWORDS
+    from optmem.reading.query import names_in
 
+    ignore = cues.time_words()
     notes = sorted(
         (n for n, row in rows.items() if _is_note(row) and seen[n].relevance > 0 and not row.superseded_by),
         key=lambda n: -seen[n].relevance,
@@ -671,9 +670,31 @@ def _followers(
             if not _is_note(row) or row.superseded_by or row.domain != older.domain:
                 continue
             newer = frozenset(idx.tokens(row))
-            found = _newer_value(text, own, idfs, named, functools.partial(_text, idx, row), newer, df, settings)
-            if found is not None and not (best and (*found, row.ts or 0.0) <= best[:3]):
-                best = (*found, row.ts or 0.0, row)
+            share = ranking.held(frozenset(idfs), newer, idfs)
+            if share < settings.follow_overlap:
+                continue
+            if not any(df[t] <= settings.follow_rare for t in newer.intersection(idfs)):
+                continue  # (the look-up's words as the index reads them: one of them, rare)
+            # a note that says it changes something; or, holding enough of the older's words, one
+            # that puts a number in place of one of its own ("prod pg max_connections=500" after
+            # "生产 PG 的 max_connections 是 200") — the one that says a change goes first
+            said = idx.record(row).text
+            told = cues.says_change(said)
+            if best and (told, share, row.ts or 0.0) <= best[:3]:
+                continue
+            new, old = values(said, ignore), values(text, ignore)
+            # (two of its words at least: "Maybe try port 8081 for the mock server" holds only "port"
+            # of "The orders backend listens on port 9090")
+            unnamed = named <= newer or (settings.follow_unnamed and not names_in(said) - own)
+            if not told and not (
+                settings.follow_values
+                and len(newer.intersection(idfs)) > 1
+                and unnamed
+                and ranking.replaces_number(new, old)
+            ):
+                continue
+            if new - old and not names_another_thing(text, said, ignore):
+                best = (told, share, row.ts or 0.0, row)
         if best is None:
             continue
         row = best[3]
@@ -683,143 +704,6 @@ def _followers(
             seen[row.n] = _relevance(idx, q, row, corpus)
         if row.n not in out or out[row.n][1] < lent:
             out[row.n] = (older.id, lent)
-    return out
-
-
-def _text(idx: Index, row: Row) -> str:
-    return idx.record(row).text
-
-
-def _newer_value(
-    text: str,
-    own: frozenset[str],
-    idfs: dict[str, float],
-    named: frozenset[str],
-    said_by: Callable[[], str],
-    newer: frozenset[str],
-    df: dict[str, int],
-    settings: Ranking,
-) -> tuple[bool, float] | None:
-    """Whether a newer note (its text read by `said_by` when needed, its tokens `newer`) reads as
-    the new value of an older one (`text`, its tokens `own`, the IDF of its words `idfs`, the
-    query's names it holds `named`) — the test `_followers` and `_predecessors` share: it holds
-    one of the older's rare words and `follow_overlap` of its words by rarity, says it changes
-    something (or, `follow_values`, holds two of its words and puts a number in place of one of
-    its numbers), states a value the older does not and names no other subject in its place.
-    Returns (whether it says a change, the share of the older's words it holds), or None."""
-    from optmem.identifiers import names_another_thing, values
-    from optmem.reading.query import names_in
-
-    share = ranking.held(frozenset(idfs), newer, idfs)
-    if share < settings.follow_overlap:
-        return None
-    if not any(df[t] <= settings.follow_rare for t in newer.intersection(idfs)):
-        return None  # (the look-up's words as the index reads them: one of them, rare)
-    # a note that says it changes something; or, holding enough of the older's words, one
-    # that puts a number in place of one of its own ("prod pg max_connections=500" after
-    # "生产 PG 的 max_connections 是 200") — the one that says a change goes first
-    ignore = cues.time_words()
-    said = said_by()
-    told = cues.says_change(said)
-    new, old = values(said, ignore), values(text, ignore)
-    # (two of its words at least: "Maybe try port 8081 for the mock server" holds only "port"
-    # of "The orders backend listens on port 9090")
-    unnamed = named <= newer or (settings.follow_unnamed and not names_in(said) - own)
-    if not told and not (
-        settings.follow_values and len(newer.intersection(idfs)) > 1 and unnamed and ranking.replaces_number(new, old)
-    ):
-        return None
-    if new - old and not names_another_thing(text, said, ignore):
-        return told, share
-    return None
-
-
-def _predecessors(
-    idx: Index,
-    q: Query,
-    rows: dict[int, Row],
-    seen: dict[int, Any],
-    corpus: _Corpus,
-    settings: Ranking,
-    lent: dict[int, float],
-) -> dict[int, tuple[str, float]]:
-    """The older notes a matched note reads as the new value of, though they share no word with the
-    query — the history a person remembers beside the answer ("Drives a blue 2012 Vauxhall Corsa"
-    beside "Sold the Corsa, picked up a secondhand Skoda Octavia", for "what car does she drive
-    now"): for each of the `follow_top` most relevant notes (a follower with the relevance it
-    stands in with, `lent`), the older note (a day or more) of its
-    domain of which it would be a follower (`_newer_value`, the test `_followers` reads forward) —
-    one it says a change of before one it does not, then the one whose words it holds most, then
-    the newest — is added to `rows` and `seen`: line number → (the id of the newer note, the
-    relevance it gains: `follow_back` of that note's); `_order` places it right below that note.
-    A query that asks for the past looks for none."""
-    out: dict[int, tuple[str, float]] = {}
-    if not settings.follow_back or not settings.follow_top or q.intent.asks == "past":
-        return out
-    from optmem.reading.lexicon import STOPWORDS
-
-    relevance = {n: max(seen[n].relevance, lent.get(n, 0.0)) for n in rows}
-    notes = sorted(
-        (n for n, row in rows.items() if _is_note(row) and relevance[n] > 0 and row.ts is not None),
-        key=lambda n: -relevance[n],
-    )[: settings.follow_top]
-    if not notes:
-        return out
-
-    def words_of(row: Row) -> list[str]:
-        return sorted({t for t in idx.tokens(row) if t not in STOPWORDS and not t.startswith(dates.PREFIX)})
-
-    own_words = {n: words_of(rows[n]) for n in notes}
-    counts = idx.term_counts(sorted({t for terms in own_words.values() for t in terms}))
-    where, params = q.filters._replace(current=False).sql(q.now)
-    pool: dict[int, list[Row]] = {}
-    for n in notes:
-        last = rows[n]
-        assert last.ts is not None
-        rare = [t for t in own_words[n] if 0 < counts.get(t, 0) <= settings.follow_rare]
-        if not rare:
-            continue
-        pool[n] = [
-            row
-            for row in idx.matches(
-                match_any(rare),
-                f"{where} AND r.ts <= ? AND r.n != ?",
-                [*params, last.ts - ranking.DAY, last.n],
-                "ORDER BY bm25(fts)",
-                FOLLOW_POOL,
-            )
-            if _is_note(row) and row.domain == last.domain and row.ts is not None
-        ]
-    if not pool:
-        return out
-    older_words = {row.n: words_of(row) for rows_ in pool.values() for row in rows_}
-    df = idx.term_counts(sorted({t for terms in older_words.values() for t in terms} - set(counts))) | counts
-    docs = idx.lengths()[0]
-    for n, olders in pool.items():
-        said = seen[n].record.text
-        newer = frozenset(idx.tokens(rows[n]))
-
-        def said_by(said: str = said) -> str:
-            return said
-
-        best: tuple[bool, float, float, Row] | None = None
-        for row in olders:
-            idfs = {t: ranking.idf(docs, df[t]) for t in older_words[row.n] if df.get(t)}
-            if not any(df[t] <= settings.follow_rare for t in idfs):
-                continue
-            own = frozenset(idx.tokens(row))
-            found = _newer_value(idx.record(row).text, own, idfs, q.intent.names & own, said_by, newer, df, settings)
-            if found is not None and not (best and (*found, row.ts or 0.0) <= best[:3]):
-                best = (*found, row.ts or 0.0, row)
-        if best is None:
-            continue
-        row = best[3]
-        share = settings.follow_back * relevance[n]
-        if row.n not in rows:
-            rows[row.n] = row
-            seen[row.n] = _relevance(idx, q, row, corpus)
-        if row.n not in out or out[row.n][1] < share:
-            out[row.n] = (rows[n].id, share)
     return out
 
 
@@ -901,7 +785,6 @@ def _score(
     follows = _followers(idx, q, rows, seen, corpus, settings)
     if corpus.kin and settings.attribute_follow:
         follows = _kin_followers(q, rows, seen, corpus, settings) | follows
-    precedes = _predecessors(idx, q, rows, seen, corpus, settings, {n: lent for n, (_, lent) in follows.items()})
     # a session's turns lend each other context within one domain (a session name reused in
     # another domain is another conversation)
     own = {(r.domain, r.session, r.spos): seen[n].relevance for n, r in rows.items() if r.session is not None}
@@ -930,9 +813,6 @@ def _score(
         if n in follows:  # it stands in for the note it follows, as a correction does
             follows_id, lent = follows[n]
             relevance = max(relevance, lent)
-        precedes_id = None
-        if n in precedes and precedes[n][1] > relevance:  # the older value of a matched note
-            precedes_id, relevance = precedes[n]
         if relevance <= 0 and context <= 0:
             continue
         status = hot.status(row, read, q.now)
@@ -956,22 +836,8 @@ def _score(
             settings,
             past=past,
         )
-        out.append(_Scored(row, read, parts, matched, stands_for, answered, follows_id, kin=kin, precedes=precedes_id))
+        out.append(_Scored(row, read, parts, matched, stands_for, answered, follows_id, kin=kin))
     return _kept_below(out, borrowed), corpus
-
-
-def _below_newer(kept: list[_Scored]) -> list[_Scored]:
-    """Each older value found from a hit (`_Scored.precedes`) placed right below that hit when it
-    ranked further down; nothing else moves but by one place."""
-    at = {s.row.id: i for i, s in enumerate(kept)}
-    moved = {i for i, s in enumerate(kept) if s.precedes and at.get(s.precedes, i) < i - 1}
-    if not moved:
-        return kept
-    out = [s for i, s in enumerate(kept) if i not in moved]
-    for i in sorted(moved):
-        place = next(j for j, t in enumerate(out) if t.row.id == kept[i].precedes)
-        out.insert(place + 1, kept[i])
-    return out
 
 
 def _kept_below(out: list[_Scored], lent: dict[int, tuple[str, bool]]) -> list[_Scored]:
@@ -1166,8 +1032,6 @@ def _order(
     # the rule re-orders a fixed number of top hits (`reorder_top`), not --limit's: a shorter
     # --limit is then the start of a longer one
     k = settings.reorder_top
-    # the older value of a note (`_predecessors`) goes right below it, as the history beside it
-    kept = _below_newer(kept)
     top = kept[:k]
     # "what was my previous …": the newest statement is not what is asked for — the newer-first
     # rule turns round, the older value goes above the newer one that updates it
@@ -1180,16 +1044,13 @@ def _order(
     # :9090" states no port of the backend)
     asked = {k.group: k.asked for k in corpus.kin}
     ignore = cues.time_words()
-    by_id = {s.row.id: s for s in top}
     matches = [
         ranking.Match(
             s.row.id,
             s.row.recency,
             s.parts.band,
             s.parts.score,
-            # (an older value found from a hit states what that hit states: the update rule reads
-            # it as matching what its newer one matched)
-            compared(s) | (compared(by_id[s.precedes]) if s.precedes in by_id else frozenset()),
+            compared(s),
             s.row.upd,
             _covers(s, q, settings) if s.row.upd else s.matched,
             s.parts.status in (view.Status.SUPERSEDED, view.Status.REMOVED) or bool(s.row.superseded_by),
@@ -1247,7 +1108,6 @@ def _order(
                 below=s.below,
                 after=after.get(s.row.id, []),
                 **({"attributes": list(s.kin)} if s.kin else {}),
-                **({"precedes": s.precedes} if s.precedes else {}),
                 dates=sorted(t for t in s.matched if t.startswith(dates.PREFIX)),
                 b=round(corpus.params.b, 3),
             )

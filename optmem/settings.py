@@ -108,7 +108,6 @@ class Ranking(Section):
     follow_rare: Annotated[int, AtLeast(0)] = 6  # … one of them a word held by at most this many records
     follow_values: bool = True  # … or, saying no change, puts a number in place of one of its numbers
     follow_unnamed: bool = True  # … lacking the question's name, when it names nobody the older does not
-    follow_back: Annotated[float, AtLeast(0)] = 0.75  # of a matched note's relevance, to the older value it follows
     attribute_share: Annotated[float, AtLeast(0)] = 0.5  # weight of another word of an attribute the question names
     attribute_candidates: Annotated[int, AtLeast(0)] = 10  # … the records holding such words, re-scored
     attribute_follow: bool = True  # … a newer note saying a change in another word of it follows a matched note

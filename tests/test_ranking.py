@@ -1282,35 +1282,6 @@ def test_a_newer_note_found_from_the_note_that_answers(vault, cli, monkeypatch):
 
 
 @pytest.mark.long
-def test_the_older_value_of_a_note_that_answers_is_found_below_it(vault, cli, monkeypatch):
-    # "which Skoda …" matches only the newer note; the older one it names as the value it changed
-    # ("Sold the Corsa") is the history beside the answer — found below it, as a follower is found
-    # above the note it follows
-    old = _a_car_among_fillers(vault, monkeypatch)
-    at(monkeypatch, "2025-06-01T10:00:00Z")
-    new = put(vault, "Sold the Corsa, picked up a secondhand Skoda Octavia estate").id
-    remark = put(vault, "Her brother's Corsa needs new wiper blades")  # (no change said of it)
-    at(monkeypatch, "2025-06-20T10:00:00Z")
-    q = "which Skoda does she have now?"
-    hits = cli.json("search", q, "--explain")["hits"]
-    ids = [h["id"] for h in hits]
-    assert ids[0] == new and old in ids and hits[ids.index(old)]["explain"]["precedes"] == new
-    assert remark.id not in ids
-    off = [h["id"] for h in cli.json("--set", "ranking.follow_back=0", "search", q)["hits"]]
-    assert off == [new]
-    # asked for the past, the question's own words choose: none is looked for
-    assert old not in [h["id"] for h in cli.json("search", "which Skoda did she have before?")["hits"]]
-    # Chinese: the old value named (雅阁), the change said (卖了)
-    at(monkeypatch, "2025-07-01T10:00:00Z")
-    old_zh = put(vault, "老张开本田雅阁").id
-    at(monkeypatch, "2025-09-01T10:00:00Z")
-    new_zh = put(vault, "雅阁卖了，提了一台理想 L6").id
-    at(monkeypatch, "2025-09-10T10:00:00Z")
-    ids = [h["id"] for h in cli.json("search", "理想 L6 现在开得怎么样")["hits"]]
-    assert ids[0] == new_zh and old_zh in ids
-
-
-@pytest.mark.long
 def test_a_name_written_in_a_few_notes_still_finds_the_newer_note(vault, cli, monkeypatch):
     # an owner names their things again and again: "LastPass" in four notes is still a rare word
     # of the note that answers, and the newer note that names it is found from it
