@@ -352,7 +352,10 @@ RULES: tuple[Rule, ...] = (
         "0 (with the three rules of 2026-12-07 on: R@1 47.0, MRR 0.582, as without them)",
         "off against on, blind sets 2, 4, 6, 9–15 (none developed on) pooled: current first +0.3 pts (5 "
         "questions better / 0 worse), old first −0.3, old in the top ten 0, past questions old first 0 pts; "
-        "update set current first 0, past 0 pts",
+        "update set current first 0, past 0 pts; blind sets 1, 3, 5, 7, 8, 16 (the 127 of 2,100 searches that"
+        " read it: the others search alike): current first 2 questions better / 0 worse (set 8), old in the top"
+        " ten 0, past questions 0; it is a condition of `follow_values` (read only in its branch: with that"
+        " off, it reads nothing)",
     ),
 )
 
