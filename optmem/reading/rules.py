@@ -63,7 +63,9 @@ RULES: tuple[Rule, ...] = (
         "+0.010 (88 q)",
         "0",
         "0",
-        "0",
+        "0; off against on, blind sets 1–16 (the 291 of 5,584 questions whose terms it changes: the others"
+        " search alike): current first 8 questions better / 10 worse, old in the top ten 13 kept / 4 lost,"
+        " past questions 0",
     ),
     Rule(
         "dates in a query",
@@ -237,8 +239,10 @@ RULES: tuple[Rule, ...] = (
         "inside the top ten, a record a day newer (or newer at all, when the key or the write gate links them)"
         " goes above an older one of the same subject (the same key, the same subject words, or — two notes —"
         " a third of what the older matched) that states a value the older does not",
-        "not measured off (turns: largely the same terms)",
-        "KU current-first 83.9 % with it",
+        "−0.003 (0.5676 on, 0.5704 off; R@1 −0.2, R@5 −0.7, R@10 0; 41 questions better with it, 102 worse;"
+        " searched in process, 2026-12-08)",
+        "+0.014 (0.593 on, 0.579 off; R@10 82.5 both); KU current-first 80.6 % on, 54.8 % off, stale-first"
+        " 12.9 % / 38.7 % (in process, 2026-12-08)",
         "+0.005 off against on (2, 2, 2; R@1 47.0, R@5 75.6 → 76.2, R@10 82.7: 7 queries up, 7 down)",
         "+38.1 / +34.7 pts; blind pairs current first +43.8 pts (25.3 → 69.1 %), the note share +34.8;"
         " a note that says it changes something gives a new value: blind pairs +1.1 pts, second blind set"
@@ -350,7 +354,10 @@ RULES: tuple[Rule, ...] = (
         "0 (with the three rules of 2026-12-07 on: R@1 47.0, MRR 0.582, as without them)",
         "off against on, blind sets 2, 4, 6, 9–15 (none developed on) pooled: current first +0.3 pts (5 "
         "questions better / 0 worse), old first −0.3, old in the top ten 0, past questions old first 0 pts; "
-        "update set current first 0, past 0 pts",
+        "update set current first 0, past 0 pts; blind sets 1, 3, 5, 7, 8, 16 (the 127 of 2,100 searches that"
+        " read it: the others search alike): current first 2 questions better / 0 worse (set 8), old in the top"
+        " ten 0, past questions 0; it is a condition of `follow_values` (read only in its branch: with that"
+        " off, it reads nothing)",
     ),
 )
 
