@@ -239,7 +239,7 @@ def test_lifecycle_settings_are_typed_and_bounded(cli, vault, vault_path):
 def test_sweep_cools_the_unused_and_nothing_is_lost(cli, vault, vault_path, monkeypatch):
     (vault_path / "optmem.toml").write_text('[lifecycle]\nauto_sweep = "off"\n', "utf-8")
     at(monkeypatch, "2026-01-01T00:00:00Z")
-    old = cli.json("append", "The staging database is pg-stage-1")["id"]
+    old = cli.json("append", "The staging database is on host quokka")["id"]
     rule = cli.json("append", "Never force-push to main", "--redline", "--origin", "user")["id"]
     keep = cli.json("append", "The staging cache is redis-stage", "--importance", "1")["id"]
     at(monkeypatch, "2026-05-01T00:00:00Z")  # 120 days: 0.5·e^(−2.4) ≈ 0.045 < 0.05 ≤ 1·e^(−2.4)
@@ -254,8 +254,9 @@ def test_sweep_cools_the_unused_and_nothing_is_lost(cli, vault, vault_path, monk
     assert [h["id"] for h in cli.json("search", "staging")["hits"]] == [keep]
     assert cli.json("search", "staging")["cold_matches"] == 1
     assert "(1 cold: add --include-cold)" in cli("search", "staging").stdout
-    # nothing warm matches "database": the cold record is the answer, labelled
-    assert [(h["id"], h["status"]) for h in cli.json("search", "database")["hits"]] == [(old, "cold")]
+    # nothing warm matches "quokka" ("database" would: the lexicon reads Redis as a database's
+    # value): the cold record is the answer, labelled
+    assert [(h["id"], h["status"]) for h in cli.json("search", "quokka")["hits"]] == [(old, "cold")]
     found = cli.json("search", "staging", "--include-cold")["hits"]
     assert {h["id"]: h["status"] for h in found} == {keep: "current", old: "cold"}
     assert next(h for h in found if h["id"] == old)["cold_since"] == "2026-05-01T00:00:00Z"
@@ -263,7 +264,7 @@ def test_sweep_cools_the_unused_and_nothing_is_lost(cli, vault, vault_path, monk
     assert got["status"] == "cold" and got["cold_since"] == "2026-05-01T00:00:00Z"
     assert "COLD since 2026-05-01T00:00:00Z" in cli("get", old).stdout
     assert cli.json("get", rule)["record"]["status"] == "current"  # redlines never cool
-    assert "pg-stage-1" not in cli.json("context")["text"]
+    assert "quokka" not in cli.json("context")["text"]
     # recalled again: warm again
     at(monkeypatch, "2026-05-02T00:00:00Z")
     assert cli.json("touch", old[-8:])["warmed"] == [old]
