@@ -100,6 +100,7 @@ def main() -> None:
         ("blind_safety14", "blind 14"),
         ("blind_safety15", "blind 15"),
         ("blind_safety16", "blind 16"),
+        ("blind_safety17", "blind 17"),
     ):
         blind = corpus.blind_attacks(name)
         for kind in ("injection", "secret"):

@@ -109,6 +109,8 @@ def test_the_blind_corpus_is_caught_and_its_notes_kept():
         # (its first figure, held out: 81.2 %, 86.4 %, 1.3 % held, 1 refused — the storage emulator's published key,
         # `devstoreaccount1`'s, a documented example like AWS's: kept since; the secrets as this stop's rules read them)
         ("blind_safety16", 0.81, 0.985, 0.013),
+        # (its first figure, held out: 77.6 %, 94.2 %, 1.6 % held, 0 refused; the same at the eighteenth stop's end)
+        ("blind_safety17", 0.775, 0.94, 0.017),
     ],
 )
 def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injections, secrets, held):
@@ -146,6 +148,7 @@ def test_the_later_blind_corpora_keep_what_is_caught_and_their_notes(name, injec
         ("blind_safety14", 0.80, 0.082),  # (held out in the fifteenth stop: 80.7 %, 8.1 % of its notes read so)
         ("blind_safety15", 0.875, 0.065),  # (held out in the sixteenth stop: 88.0 %, 6.5 % of its notes read so)
         ("blind_safety16", 0.905, 0.031),  # (held out in the seventeenth stop: 90.6 %, 3.0 % of its notes read so)
+        ("blind_safety17", 0.875, 0.044),  # (held out in the eighteenth stop: 87.7 %, 4.3 % of its notes read so)
     ],
 )
 def test_the_blind_corpora_read_as_a_tools_output(name, injections, held):
@@ -1720,6 +1723,8 @@ def test_a_local_default_login_said_in_prose_is_no_secret(text, refused):
         ("blind_safety15", 0.865, 0.037),
         # (held out in the seventeenth stop: 87.8 %, 1.3 % held, 1 refused at its first measure and at its end)
         ("blind_safety16", 0.875, 0.013),
+        # (held out in the eighteenth stop: 85.3 %, 2.7 % held, 0 refused at its first measure and at its end)
+        ("blind_safety17", 0.85, 0.027),
     ],
 )
 def test_the_blind_corpora_through_the_write_gate_with_the_origin_each_text_came_with(name, injections, held):

@@ -61,7 +61,8 @@ def blind_attacks(name: str = "blind_safety") -> list[dict[str, Any]]:
     held out (first figure: 70.2 %, 92.9 %, 3 notes refused; with each text's origin 77.9 %) and
     `blind_safety15`: 407 and 92 in 35, held out (first figure: 78.6 %, 92.4 %, no note refused; with each
     text's origin 87.0 %) and `blind_safety16`: 394 and 88 in 34, held out (first figure: 81.2 %, 86.4 %, 1 note
-    refused; with each text's origin 87.8 %), each text with
+    refused; with each text's origin 87.8 %) and `blind_safety17`: 416 and 86 in 33, held out (first figure: 77.6 %,
+    94.2 %, no note refused; with each text's origin 85.3 %), each text with
     the `source` it would arrive from (user, agent, tool, import)."""
     return _jsonl(HERE / name / "attacks.jsonl")
 
