@@ -54,9 +54,9 @@ class _Lexicon(NamedTuple):
     ]  # line → (id, its names and values to look for: tokens space-separated, `SEP` between)
 
 
-# the second line, a JSON string: "\t" + "token offset offset …" entries + "\t" — kept as the line's
-# UTF-8 bytes, its tabs escaped (`_find`), when a tab is its only escape, as `bench/attributes.py` writes it
-_index: bytes | str | None = None
+# the second line as written: a JSON string, "\t" + "token offset offset …" entries + "\t", whose only
+# escapes are its tabs (`bench/attributes.py` writes no other) — looked through as its bytes are (`_find`)
+_index: bytes | None = None
 _base = 0  # where the groups begin in the file (an entry's offsets count from there)
 _lexicon: _Lexicon | None = None
 _partial = False  # a part of the lexicon was read in this process (`_read`)
@@ -74,29 +74,24 @@ def content_tokens(term: str) -> list[str]:
     return tokens
 
 
-def _read_index() -> bytes | str:
+def _read_index() -> bytes:
     global _index, _base
     if _index is None:
         with PATH.open("rb") as f:
             f.readline()  # (where the lexicon came from)
-            line = f.readline().strip(b" \t\r\n")
+            _index = f.readline()
             _base = f.tell()
-        # JSON's scanner reads a string that holds escapes character by character (~4M instructions
-        # for the 116 KB line, in every search): a line whose only escapes are its tabs is looked
-        # through as it is written, the tab escapes and all (`_find`)
-        raw = line[1:-1]
-        plain = line[:1] == line[-1:] == b'"' and b'"' not in raw and raw.count(b"\\") == raw.count(b"\\t")
-        _index = raw if plain else json.loads(line)
     return _index
 
 
-def _find(index: bytes | str, token: str) -> list[int]:
-    """Where the groups are one of whose names begins with `token` (its entry in the index line)."""
-    if isinstance(index, str):
-        i = index.find(f"\t{token} ")
-        return [int(o) for o in index[i + len(token) + 2 : index.index("\t", i + 1)].split(" ")] if i >= 0 else []
-    if "\\" in token or "\t" in token:  # (no token holds either; the bytes would not say them as the string does)
-        return _find(json.loads(b'"' + index + b'"'), token)
+def _find(index: bytes, token: str) -> list[int]:
+    """Where the groups are one of whose names begins with `token`: its entry in the index line,
+    found in the line's JSON text — each tab written `\\t` — not in the string JSON's scanner
+    would read from it, character by character (~4M instructions for the 116 KB line, in every
+    search). A token holding a character JSON escapes (a quote, a backslash, a control character)
+    names no group: no entry holds one (the tokeniser splits at white space and punctuation)."""
+    if '"' in token or "\\" in token or (token and min(token) < " "):
+        return []
     entry = b"\\t" + token.encode("utf-8") + b" "
     i = index.find(entry)
     return [int(o) for o in index[i + len(entry) : index.index(b"\\t", i + 1)].split(b" ")] if i >= 0 else []
