@@ -137,7 +137,7 @@ def values(text: str, ignore: frozenset[str] = frozenset()) -> frozenset[str]:
         if _is_cjk(t):
             if t.raw not in _CJK_NO_VALUE and t.raw not in NUMERAL_CHARS:
                 out.add(t.raw)
-        elif any(c.isdigit() for c in t.raw):
+        elif any(map(str.isdigit, t.raw)):
             continue  # a number is read above ("#8080"); app1, python3.12 are labels of their own
         elif (
             _is_name(t)
@@ -188,12 +188,12 @@ def _subject(text: str, ignore: frozenset[str]) -> frozenset[str]:
     """The content units of a statement's subject (see `names_its_subject`)."""
     out: set[str] = set()
     for i, t in enumerate(_tokens(text, ignore)):
-        if (i and t.opens) or _begins_predicate(t) or (i and any(c in ":：" for c in t.gap)):
+        if (i and t.opens) or _begins_predicate(t) or (i and any(map(":：".__contains__, t.gap))):
             break
         if _is_cjk(t):
             if t.raw not in _CJK_NO_VALUE and t.raw not in NUMERAL_CHARS:
                 out.add(t.unit)
-        elif any(c.isalpha() for c in t.unit) and _word(t) not in STOPWORDS:
+        elif any(map(str.isalpha, t.unit)) and _word(t) not in STOPWORDS:
             out.add(t.unit)  # a word, an identifier (staging-api, api_backend), a label (5k)
             out.update(_inside(t))  # … and the words inside an identifier (timeout of timeout_ms)
     return frozenset(out)
@@ -316,7 +316,7 @@ def _numbered(tokens: list[_Token], i: int, j: int) -> bool:
     record, note or log among words that say there is a series (`_series`: 周会记录 23, "writer 3
     record 2") — and then, in English, with no word after the number to make it a quantity
     ("record 45 wins")."""
-    if j - i != 1 or i == 0 or not any(c.isdigit() for c in _word(tokens[i])):
+    if j - i != 1 or i == 0 or not any(map(str.isdigit, _word(tokens[i]))):
         return False
     if _word(tokens[i - 1]) in _NUMBER_WORDS:
         return True
@@ -418,11 +418,15 @@ def _has_identifier_form(t: _Token) -> bool:
     /srv), a dotted name (api.example.com, config.yaml, os.path — not an abbreviation of single
     letters: e.g, U.S), a snake_case or kebab-case compound (user_id, feature-login, us-east-1),
     holding a letter (2024-03-01, 1.2.3 are numbers)."""
+    if t.raw.isalpha() and t.raw.isascii():  # a plain word (most tokens): one only after a slash
+        return t.gap.endswith("/")
     w = _word(t)
-    if not any(c.isalpha() for c in w):
+    if not any(map(str.isalpha, w)):
         return False
     return (
-        t.gap.endswith("/") or any(c in w for c in "/_-") or ("." in w and any(len(part) > 1 for part in w.split(".")))
+        t.gap.endswith("/")
+        or any(map(w.__contains__, "/_-"))
+        or ("." in w and any(len(part) > 1 for part in w.split(".")))
     )
 
 
@@ -446,13 +450,14 @@ def _tokens(text: str, ignore: frozenset[str]) -> list[_Token]:
         s = textmod.without_final_particles(s)
     found: list[tuple[str, str, str, str, bool]] = []
     last = 0  # where the token before ended
+    ascii = s.isascii()  # (then a word folds as `textmod.fold` folds ASCII: its case alone)
     for start, end, cjk in _spans(s):
         raw = s[start:end]
-        folded = raw if cjk else textmod.fold(raw)
+        folded = raw if cjk else raw.casefold() if ascii else textmod.fold(raw)
         if folded in ignore:
             continue
         gap = s[last:start]
-        opens = not found or any(c in _SENTENCE_ENDS for c in gap)
+        opens = not found or any(map(_SENTENCE_ENDS.__contains__, gap))
         found.append((folded, raw, gap, s[end : end + 1], opens))
         last = end
     words = [f for f, *_ in found if f.isascii() and f.isalpha()]
@@ -569,10 +574,10 @@ def _is_label(tokens: list[_Token], i: int, j: int) -> bool:
     marked = False
     for t in span:
         w = _word(t)
-        if any(c.isdigit() for c in w):
-            if w[0].isdigit() and any(c.isalpha() for c in w):
+        if any(map(str.isdigit, w)):
+            if w[0].isdigit() and any(map(str.isalpha, w)):
                 return False  # 50gb, 12ms, 3-year: a number with its unit
-            if any(c in CURRENCY for c in t.gap) or t.after == "%":
+            if any(map(CURRENCY.__contains__, t.gap)) or t.after == "%":
                 return False  # $20, 10%: an amount
             # python3, v2.1, #42, /srv/app2, 1.2.3, 2024-03-01, 14:30, a year (the 2024 roadmap)
             marked = marked or (
@@ -580,7 +585,7 @@ def _is_label(tokens: list[_Token], i: int, j: int) -> bool:
                 or "#" in t.gap
                 or t.gap.endswith("/")
                 or w.count(".") > 1
-                or any(c in w for c in "-/:")
+                or any(map(w.__contains__, "-/:"))
                 or bool(textmod.compiled(YEAR).fullmatch(w))
             )
         elif _has_identifier_form(t):

@@ -54,7 +54,7 @@ DAY = 86400.0
 CV_UNIFORM, CV_SPREAD = 0.55, 0.85  # spreads of note lengths (std / mean) that get b_min / b_max
 TURN_SHORT, TURN_LONG = 40.0, 150.0  # mean lengths (tokens) of conversation turns that get b_min / b_max
 QUERY_SHORT, QUERY_LONG = 12, 24  # query terms: a question, up to a chat turn asked as a query
-TIER_FACTOR = {Tier.CHAT: 0.97, Tier.NORMAL: 1.0, Tier.EVIDENCE: 1.03, Tier.REDLINE: 1.03}
+TIER_FACTOR: dict[int, float] = {Tier.CHAT: 0.97, Tier.NORMAL: 1.0, Tier.EVIDENCE: 1.03, Tier.REDLINE: 1.03}
 INFERRED_FACTOR = 0.98  # what an agent concluded yields to what was said, on near-ties
 # what was saved from outside the conversation — a tool's or web page's output, an import, another
 # clone (`quarantine.secondhand`) — yields to what was said there, on near-ties; small, as trust
@@ -171,7 +171,7 @@ class Parts(NamedTuple):
 
 def tier_factor(tier: int, kind: str) -> float:
     """Trust breaks near-ties; a correction counts like evidence."""
-    factor = TIER_FACTOR[Tier(tier)]
+    factor = TIER_FACTOR[tier]  # (an IntEnum's key is found by its int: no `Tier(tier)`, ~5,000 instructions a hit)
     return max(factor, TIER_FACTOR[Tier.EVIDENCE]) if kind == CORRECTION else factor
 
 

@@ -224,3 +224,26 @@ def test_a_process_that_searches_once_reads_only_the_groups_its_words_name(monke
     whole = attributes.named(terms)  # the second search of the process reads the file whole
     assert attributes._lexicon is not None and len(attributes._lexicon.groups) > 800
     assert once == whole
+
+
+def test_the_index_line_read_as_written_finds_what_its_json_string_says():
+    """The index line is looked through as its bytes are written (its tabs escaped), not decoded
+    by JSON's scanner: its only escapes are its tabs (what `bench/attributes.py` writes), and
+    every token finds the groups the decoded string names; a token no entry begins with, or one
+    holding a character JSON escapes, finds none."""
+    with attributes.PATH.open("rb") as f:
+        f.readline()
+        line = f.readline()
+    text = line.decode("utf-8").strip()
+    assert "\\" not in text.replace("\\t", "")  # (no other escape: no quote, backslash or control character)
+    decoded = json.loads(line)
+    assert attributes._read_index() == line
+
+    def groups(token: str) -> list[int]:  # (the entry as the decoded string has it)
+        i = decoded.find(f"\t{token} ")
+        return [int(o) for o in decoded[i + len(token) + 2 : decoded.index("\t", i + 1)].split(" ")] if i >= 0 else []
+
+    tokens = [entry.split(" ")[0] for entry in decoded.split("\t") if entry]
+    assert len(tokens) > 5000 and any(not t.isascii() for t in tokens)
+    for token in [*tokens, "zzzq", "1", "10", "部", 'ab"c', "x\\y", "a\tb", ""]:
+        assert attributes._find(line, token) == groups(token), token

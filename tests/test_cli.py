@@ -266,7 +266,7 @@ def test_commands_run_without_importing_typer():
         "print('RC', rc, rc2, 'TYPER', 'typer' in sys.modules, 'INSPECT', 'inspect' in sys.modules,\n"
         "      'CJK', text._SPLIT_RE is not None or bool(text._CJK_PATTERNS)\n"
         "      or any(text._CJK in p for p in text._PATTERNS)\n"
-        "      or cues._CJK_TIME_WORDS is not None, 'NAMES', query._NAME_PATTERNS is not None)\n"
+        "      or cues._CJK_TIME_WORDS is not None, 'NAMES', 'findall' in vars(query._WORD))\n"
     )
     import subprocess
     import sys

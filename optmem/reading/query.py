@@ -20,6 +20,7 @@ applied here: a reading switched off reads nothing.
 """
 
 from optmem import dates
+from optmem.patterns import lazy
 from optmem.reading import cues
 from optmem.reading.attributes import Kin, named
 from optmem.reading.lexicon import STOPWORDS
@@ -40,7 +41,6 @@ _EN_PRONOUNS = frozenset(
     "he him his himself she her hers herself theirs themselves ours ourselves yours "
     "yourself yourselves mine myself itself".split()
 )
-_NAME_PATTERNS = None
 _DEFAULT = Ranking()
 
 
@@ -186,6 +186,17 @@ def search_terms(text: str, *, more: bool = False, settings: Ranking = _DEFAULT)
 
 
 _ASCII_STOPS = str.maketrans("。？！；：", ".?!;:")
+_SENTENCE_END = lazy(r"[.?!;:]+(?:\s+|$)")
+_WORD = lazy(r"[^\W\d_]\w*")
+_POSSESSIVE = lazy(r"\b([A-Z][A-Za-z0-9]*)['’]s\b")
+
+
+def _sentences(query: str) -> list[str]:
+    """A query's sentences, its stops taken off. The Chinese stops are read as ASCII ones (a class
+    holding them compiles to a big character set, ~0.2 ms; they are split off, so the pieces are
+    the query's), and a query without a stop is one sentence (no pattern to compile)."""
+    asked = query.translate(_ASCII_STOPS)
+    return _SENTENCE_END.split(asked) if any(map(asked.__contains__, ".?!;:")) else [asked]
 
 
 def names_in(query: str) -> frozenset[str]:
@@ -196,24 +207,13 @@ def names_in(query: str) -> frozenset[str]:
     name are about different things however much else they share — IDF cannot tell, when the
     name is common in the store. Otherwise a query in title case or capitals names nothing (its
     capitals say nothing); Chinese has no capitals, so it names nothing either."""
-    global _NAME_PATTERNS
     if query.islower() or not any("A" <= c <= "Z" for c in query):
         return frozenset()  # no capital letter, no name (and no pattern to compile)
-    if _NAME_PATTERNS is None:
-        import re
-
-        _NAME_PATTERNS = (
-            # (the Chinese stops are read as ASCII ones, below: a class holding them compiled to
-            # a big character set, ~0.2 ms; they are split off, so the pieces are the query's)
-            re.compile(r"[.?!;:]+(?:\s+|$)"),
-            re.compile(r"[^\W\d_]\w*"),
-            re.compile(r"\b([A-Z][A-Za-z0-9]*)['’]s\b"),
-        )
-    sentence_end, word, possessive = _NAME_PATTERNS
-    later = [w for sentence in sentence_end.split(query.translate(_ASCII_STOPS)) for w in word.findall(sentence)[1:]]
+    later = [w for sentence in _sentences(query) for w in _WORD.findall(sentence)[1:]]
     capitals = [w for w in later if w.isascii() and w[0].isupper() and w != "I"]
     if 2 * len(capitals) > len(later):
         capitals = []  # title case or capitals
     names = [w for w in capitals if w.lower() not in dates.CALENDAR_WORDS]  # "in May", "on Monday": when
-    names += possessive.findall(query)
+    if "'" in query or "’" in query:  # (a possessive's pattern compiles for a text that can hold one)
+        names += _POSSESSIVE.findall(query)
     return frozenset(t for t in query_terms(" ".join(names)) if len(t) > 1) if names else frozenset()
