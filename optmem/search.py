@@ -1121,7 +1121,7 @@ def _order(
                 round(s.parts.score, 4),
                 explain,
                 cold_since=s.row.cold if s.parts.status == view.Status.COLD else None,
-                conflict=s.row.disputed and s.parts.status in view.LIVE,
+                conflict=idx.disputed(s.row) and s.parts.status in view.LIVE,
                 guess=is_guess(s.row, q.now),
                 expired=view.is_expired(s.row, q.now),
                 unverified=s.row.tier == Tier.REDLINE and not _trusted(idx, q),

@@ -336,11 +336,23 @@ def test_a_hot_entry_edited_on_two_machines_settles_with_a_new_value(net):
         "the database host is db1, port 6432",
         "the database host is db1, port 7432",
     ]
+    # every surface agrees it is a conflict (tester 19 F7): search, get, history mark both
+    # versions as `conflicts` lists them, and `get` names the other
+    (found,) = net.om("b", "conflicts")["conflicts"]
+    versions = sorted(v["id"] for v in found["values"])
+    hits = [h for h in net.om("b", "search", "database host")["hits"] if h["id"] in versions]
+    assert sorted(h["id"] for h in hits) == versions and all(h.get("conflict") for h in hits), hits
+    assert "[CONFLICT]" in net.text("b", "search", "database host")
+    for one, other in (versions, versions[::-1]):
+        got = net.om("b", "get", one)["record"]
+        assert got["conflict"] and got["conflict_with"] == [other], got
+    assert "CONFLICT" in net.text("b", "history", versions[0])
     net.om("b", "resolve", hot["name"], "--value", "the database host is db2, port 5432")
     net.sync("b"), net.sync("a")
     for m in ("a", "b"):
         assert net.om(m, "conflicts")["conflicts"] == []
         assert sorted(hot_entries(net.vault(m))) == ["the database host is db2, port 5432"]
+        assert not any(h.get("conflict") for h in net.om(m, "search", "database host")["hits"])
 
 
 @pytest.mark.long
