@@ -377,7 +377,7 @@ def _hot(
     the file itself, without the notes)."""
     from optmem import memory
 
-    shown = memory.show(vault, [(target, project)])[0]
+    shown = memory.show(vault, [(target, project)], marks=False)[0]
     if stale_only:
         if shown.unreadable:
             return []  # (the agent reads the file itself: what it cannot read, it is told)

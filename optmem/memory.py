@@ -1508,12 +1508,38 @@ class Shown(Value):
         )
 
 
-def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
+def forked_entries(vault: Vault) -> dict[str, set[str]]:
+    """file → the ids of the entries it holds that are versions of one entry edited two ways (on
+    two clones, git keeping both: `facts.hot_forks`, what `conflicts` lists) — a vault whose
+    index cannot be read marks none."""
+    from optmem import facts
+    from optmem.index import open_index
+    from optmem.stdlib import sqlite3
+
+    out: dict[str, set[str]] = {}
+    if not vault.exists():
+        return out
+    try:
+        with open_index(vault) as idx:
+            for rows, _ in facts.hot_forks(idx):
+                for row in rows:
+                    step = journal_step(idx.record(row))
+                    if step is not None and step[2] != "remove":
+                        out.setdefault(step[0], set()).add(step[1])
+    except (OptmemError, OSError, sqlite3.Error):
+        return {}
+    return out
+
+
+def show(vault: Vault, targets: list[tuple[str, str | None]], *, marks: bool = True) -> list[Shown]:
     """The files, ready for a prompt: entries re-scanned, flagged ones shown as [BLOCKED: rule].
     Each file stands on its own: one that cannot be read (invalid UTF-8, an I/O error) is
     returned without entries, with `unreadable` saying why — the others are still shown. (A
-    write to it still refuses: `load` raises.)"""
+    write to it still refuses: `load` raises.) An entry that is one version of an entry edited
+    two ways (`forked_entries`) carries `conflict`, as every surface marks it (`marks`: looked
+    for — `context` asks about such an entry in a section of its own)."""
     out = []
+    forked: dict[str, set[str]] | None = None if marks else {}
     for target, project in targets:
         try:
             hot = load(vault, target, project)
@@ -1531,9 +1557,15 @@ def show(vault: Vault, targets: list[tuple[str, str | None]]) -> list[Shown]:
             continue
         from optmem.safety import scan  # (what is shown is scanned; reading a file's ids is not)
 
+        if forked is None:
+            forked = forked_entries(vault)
         entries = []
         for e in hot.entries:
             rule = scan.find(e)
-            entries.append({"id": entry_id(e), "text": f"[BLOCKED: {rule}]" if rule else e, "blocked": rule})
+            eid = entry_id(e)
+            entries.append(
+                {"id": eid, "text": f"[BLOCKED: {rule}]" if rule else e, "blocked": rule}
+                | ({"conflict": True} if eid in forked.get(hot.name, ()) else {})
+            )
         out.append(Shown(hot.label, hot.name, hot.usage(), entries, hot.conflicted, bad_limit=hot.bad_limit))
     return out

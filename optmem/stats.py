@@ -138,7 +138,7 @@ def stats(vault: Vault) -> dict[str, Any]:
         try:
             h = memory.load(vault, target, project)
         except Unreadable:  # counted on its own: the other files and the log are still described
-            bad = memory.show(vault, [(target, project)])[0]
+            bad = memory.show(vault, [(target, project)], marks=False)[0]
             hot.append({"file": bad.file, "unreadable": bad.unreadable})
             continue
         u = h.usage()

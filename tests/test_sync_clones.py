@@ -347,6 +347,9 @@ def test_a_hot_entry_edited_on_two_machines_settles_with_a_new_value(net):
         got = net.om("b", "get", one)["record"]
         assert got["conflict"] and got["conflict_with"] == [other], got
     assert "CONFLICT" in net.text("b", "history", versions[0])
+    marked = [e for e in net.om("b", "show", "--target", "memory")["files"][0]["entries"] if e.get("conflict")]
+    assert sorted(e["text"] for e in marked) == sorted(hot_entries(net.vault("b"))), marked
+    assert net.text("b", "show").count("[CONFLICT]") == 2
     net.om("b", "resolve", hot["name"], "--value", "the database host is db2, port 5432")
     net.sync("b"), net.sync("a")
     for m in ("a", "b"):

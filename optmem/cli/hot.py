@@ -292,7 +292,8 @@ def show(target: str | None, project: str | None, ids: bool, json_out: bool) -> 
                 parts.append(Body("(empty)"))
             for i, e in enumerate([] if s.unreadable else s.entries):
                 parts += [Body(memory.SEPARATOR.strip())] if i else []
-                parts.append(quote(e["text"], f"[{e['id']}] " if ids else ""))
+                mark = (f"[{e['id']}] " if ids else "") + ("[CONFLICT] " if e.get("conflict") else "")
+                parts.append(quote(e["text"], mark))
         return wrap(*parts)
 
     emit(
