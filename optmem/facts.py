@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from optmem import clock, log, view
 from optmem import text as textmod
-from optmem.errors import Ambiguous, NeedsPerson, NotApplicable, NotFound, OptmemError, UsageError, quote
+from optmem.errors import Ambiguous, NeedsPerson, NotApplicable, NotFound, UsageError, quote
 from optmem.index import Filters, Index, Row, match_any, open_index, prepare
 from optmem.record import CORRECTION, CORRECTION_MARK, ID_RE, MEMORY, RESOLUTION, names
 from optmem.value import Value
@@ -228,14 +228,17 @@ def history(
         guessed = idx.guesses_of(rows, now)  # (… and the guesses standing, in two statements)
         across = idx.across_domains(rows, now)  # (… and another domain's values: one look-up a key)
         out = []
+        from optmem import memory
+
         for r in rows:  # a forgotten version says what forgot it, as `get` does
-            seen = idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {}), across=across)
+            rivals = memory.hot_rivals(idx, r)  # (a hot entry edited two ways, as `conflicts` reads it)
+            seen = idx.view_of(r, now, passed=r.n in ok, guessed=guessed.get(r.n, {}), across=across, rivals=rivals)
             got = seen.full(show_unsafe=show_unsafe)
             gone = idx.forgetting(r)
             # values its writer saw that are dated after it: it replaced them all the same (tester 14 #7)
             later = [rid for rid in saw[r.id] if (dated.get(rid) or 0) > (r.ts or 0)]
             if got.get("conflict"):  # the values it is in conflict with, named as `get` names them
-                gone = {**gone, "conflict_with": idx.conflict_with(r, now)}
+                gone = {**gone, "conflict_with": idx.conflict_with(r, now, rivals)}
             shown = {**got, **(gone if show_unsafe else view.shown(gone))}
             out.append(shown | ({"dated_before": later} if later else {}))
         return out
@@ -478,76 +481,15 @@ def splits(vault: Vault, *, show_unsafe: bool = False) -> list[SplitKey]:
         return split_keys(idx, clock.now().timestamp(), show_unsafe=show_unsafe)
 
 
-_FORKED_HOT = (
-    # an entry ended more than once (each `remove` journal record is retired), one of the ends a
-    # replacement (a removal corrected by the entry's new text)
-    "SELECT r.key FROM rec r WHERE r.key >= 'hot:' AND r.key < 'hot;' AND r.kind = ? AND r.retired != 0 "
-    "GROUP BY r.key, r.domain, r.project "
-    "HAVING count(DISTINCT r.n) > 1 AND max(EXISTS (SELECT 1 FROM cor c WHERE c.t = r.n)) = 1"
-)
-
-
 def hot_forks(idx: Index) -> list[tuple[list[Row], OpenConflict]]:
-    """Hot-memory entries edited two ways: an entry that `replace` (a journalled edit) turned
-    into two entries the file still holds both of — each clone replaced it, git's merge kept both
-    edits; or one clone removed it while another replaced it (the merge keeps the edit: nothing
-    is lost before someone decides). Read from the journal in the log, so every clone that synced
-    sees it, not only the one whose merge met it. The values are the journal records of the
-    versions held (and of the removal); the key is `hot:<file>:<entry id of the edited entry>`.
-
-    A clone cannot end an entry twice without it being made again in between (once removed or
-    replaced, it is not in the file): two ends of one entry with no make between them were made
-    on two clones, neither having seen the other's. A removal a resolution settled (`resolves`
-    in a later journal record) is no longer in conflict."""
+    """Hot-memory entries edited two ways (`memory.forks`, read from the journal), as open
+    conflicts keyed on the entry edited: `hot:<file>:<entry id>`."""
     from optmem import memory
 
-    out: list[tuple[list[Row], OpenConflict]] = []
-    # every read of `conflicts` passes here: only the files holding an entry ended twice are read
-    forked = {key[4:].rsplit(":", 1)[0] for (key,) in idx.conn.execute(_FORKED_HOT, (MEMORY,)).fetchall()}
-    for where in sorted(filter(None, map(hot_target, forked))):
-        target, project = where
-        try:
-            hot = memory.load(idx.vault, target, project)
-        except OptmemError:  # doctor names it
-            continue
-        held = {memory.entry_id(e) for e in hot.entries}
-        successors: dict[str, list[str]] = {}  # an entry → the entries that replaced it
-        made: dict[str, Row] = {}  # an entry → the journal record that last put it in the file
-        ends: dict[str, list[tuple[Row, str | None]]] = {}  # an entry → its ends since it was last made
-        together: list[tuple[str, list[tuple[Row, str | None]]]] = []  # ends of one entry made apart
-        settled: set[str] = set()  # journal records a resolution settled
-        for row in idx.journal(hot.name):
-            rec = idx.record(row)
-            step = memory.journal_step(rec)
-            if step is None:
-                continue
-            entry, op, by = step[1], step[2], rec.extra.get("replaced_by")
-            resolves = rec.extra.get("resolves")
-            if isinstance(resolves, list):
-                settled.update(r for r in resolves if isinstance(r, str))
-            if op == "remove":
-                if isinstance(by, str):
-                    successors.setdefault(entry, []).append(by)
-                ends.setdefault(entry, []).append((row, by if isinstance(by, str) else None))
-            else:
-                made[entry] = row
-                together.append((entry, ends.pop(entry, [])))
-        together += ends.items()
-        removed: dict[str, list[Row]] = {}  # an entry → its removals made without seeing its edit
-        for entry, group in together:
-            plain = [r for r, by in group if by is None and r.id not in settled]
-            if plain and any(by is not None for _, by in group):
-                removed.setdefault(entry, []).extend(plain)
-        for entry, after in successors.items():
-            if entry in held:
-                continue
-            heads = [h for h in dict.fromkeys(_held_head(e, successors, held) for e in after) if h in made]
-            gone = removed.get(entry, []) if heads else []
-            if len(heads) + len(gone) > 1:
-                rows = gone + [made[h] for h in heads]
-                key = f"hot:{hot.name}:{entry}"
-                out.append((rows, OpenConflict(key, rows[-1].domain, project, [], file=hot.name)))
-    return out
+    return [
+        (rows, OpenConflict(key, rows[-1].domain, project, [], file=file))
+        for rows, key, file, project in memory.forks(idx)
+    ]
 
 
 OUTDATED_RARE = 200  # a hot entry's value word more records hold than this names no one fact
@@ -678,19 +620,6 @@ def _decision_value(idx: Index, value: dict[str, Any]) -> dict[str, Any]:
     reason = value.get("reason")
     said = {FORGET: "forgotten", CONFIRM: "confirmed", RESTORE: "kept"}[kind]
     return {**value, "text": said + (f" ({reason})" if isinstance(reason, str) and reason else "")}
-
-
-def _held_head(entry: str, successors: dict[str, list[str]], held: set[str]) -> str | None:
-    """The entry the file holds now that `entry` became, following single edits; None when it
-    was removed, or forked again (that fork is a conflict of its own)."""
-    seen: set[str] = set()
-    while entry not in held:
-        after = successors.get(entry, [])
-        if len(after) != 1 or entry in seen:
-            return None
-        seen.add(entry)
-        entry = after[0]
-    return entry
 
 
 class Resolved(Value):

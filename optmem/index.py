@@ -254,7 +254,7 @@ class Index:
         self._renewed: list[bytes] = []  # lines scanned clean on read, their verdicts not kept yet (`passed`)
         self._parsed: dict[int, Record] | None = None  # records read back, by line, while kept (`keep_records`)
         self._tokens: dict[int, list[str]] = {}  # each row's tokens, by line, as read (`tokens_of`)
-        self._hot_rivals: tuple[object, dict[int, list[Row]]] | None = None  # (`hot_rivals`)
+        self.memo: dict[str, Any] = {}  # what a core module reads once per handle (`memory.hot_rivals`)
 
     # -- rows ----------------------------------------------------------------------------------
     def rows(self, where: str, params: Iterable[object] = ()) -> list[Row]:
@@ -413,12 +413,14 @@ class Index:
         passed: bool | None = None,
         guessed: Mapping[str, Any] | None = None,
         across: Mapping[int, tuple[tuple[str, str], ...]] | None = None,
+        rivals: Sequence[Row] = (),
     ) -> view.RecordView:
         """The record as callers see it: stored fields plus its effective status, its words shown
         as every surface shows them (`view.as_stored`). `passed`: whether the gate passed its line
         (`passed`), `guessed`: the guesses standing about it (`guesses_of`), and `across`: another
         domain's values of its key (`across_domains`, by line number), when the caller looked them
-        up for many rows at once; else each is looked up for this row alone."""
+        up for many rows at once; else each is looked up for this row alone. `rivals`: the other
+        versions of a hot entry edited two ways that it is one of (`memory.hot_rivals`)."""
         st = view.status(row, now)
         if passed is None:
             passed = not row.held and bool(self.passed([row]))
@@ -431,7 +433,7 @@ class Index:
             row.superseded_by,
             row.n,
             cold_since=row.cold if st == view.Status.COLD else None,
-            conflict=self.disputed(row) and st in view.LIVE,
+            conflict=(row.disputed or bool(rivals)) and st in view.LIVE,
             guess=is_guess(row, now),
             expired=view.is_expired(row, now),
             unverified=row.tier == Tier.REDLINE and not self.vault.trusted,
@@ -659,35 +661,10 @@ class Index:
 
         return self.rows_in(sorted(roots(self.conn, row.n)))
 
-    def hot_rivals(self, row: Row) -> list[Row]:
-        """The journal records of the other versions of a hot entry edited two ways (one clone
-        replaced it one way, another another way, git kept both: `facts.hot_forks`, what `conflicts`,
-        `context` and `stats` read) that `row` is one of; [] for any other record. Such a conflict is
-        keyed on the entry edited, each version on its own key: the index marks it on no row, so
-        every surface asks here too (`disputed`) — one answer. Read once per state of the log and
-        the hot files."""
-        if row.kind != MEMORY or not (row.key or "").startswith("hot:"):
-            return []
-        state = (self.lines(), self.hot_noted())
-        if self._hot_rivals is None or self._hot_rivals[0] != state:
-            from optmem import facts
-
-            rivals: dict[int, list[Row]] = {}
-            for rows, _ in facts.hot_forks(self):
-                for r in rows:
-                    rivals.setdefault(r.n, []).extend(o for o in rows if o.n != r.n)
-            self._hot_rivals = (state, rivals)
-        return self._hot_rivals[1].get(row.n, [])
-
-    def disputed(self, row: Row) -> bool:
-        """Whether `row` is one of the values that stand together in a conflict (`Row.disputed`), a
-        hot entry's versions edited two ways too (`hot_rivals`)."""
-        return row.disputed or bool(self.hot_rivals(row))
-
-    def conflict_with(self, row: Row, now: float) -> list[str]:
+    def conflict_with(self, row: Row, now: float, hot: Sequence[Row] = ()) -> list[str]:
         """The other values a record is in conflict with (their ids, oldest first): of its key, of
-        the fact it is a version of, and of the hot entry it is a version of; [] when it is in none."""
-        hot = self.hot_rivals(row)
+        the fact it is a version of, and (`hot`: `memory.hot_rivals`, which core reads) of the hot
+        entry it is a version of; [] when it is in none."""
         if not (row.disputed or hot) or view.status(row, now) not in view.LIVE:
             return []
         rivals = list(hot)

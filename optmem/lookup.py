@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optmem import clock, lifecycle, log, view
+from optmem import clock, lifecycle, log, memory, view
 from optmem.follow import open_followed
 from optmem.index import Index, Row
 from optmem.record import CONFIRM, FORGET, RELEASE, RESTORE, SEEN, VERIFY
@@ -29,7 +29,8 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
     now = clock.now().timestamp()
     with open_followed(vault) as idx:  # hot files edited outside optmem: journalled before the view is read
         row = log.resolve_one(idx, ref)
-        seen = idx.view_of(row, now)
+        rivals = memory.hot_rivals(idx, row)  # (a hot entry edited two ways: `conflicts` reads it so too)
+        seen = idx.view_of(row, now, rivals=rivals)
         record = seen.full(show_unsafe=show_unsafe)
         rule = None if row.held else seen.blocked()  # a line no gate held, blocked on read: reviewable
         if rule is not None:
@@ -38,7 +39,7 @@ def get(vault: Vault, ref: str, *, show_unsafe: bool = False) -> Got:
             record["blocked_because"] = blocked_because(rule, row.id)
         # what other lines say of it (stored text too, shown as the record is): what forgot it, …
         more: dict[str, Any] = idx.forgetting(row)
-        more["conflict_with"] = idx.conflict_with(row, now)
+        more["conflict_with"] = idx.conflict_with(row, now, rivals)
         more["may_be_updated_by"] = record.get("may_be_updated_by", [])  # (what the view found: `Index.guesses`)
         more["events"] = _events(idx, row)
         record.update(more if show_unsafe else view.shown(more))

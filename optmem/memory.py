@@ -38,6 +38,8 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on a se
 if TYPE_CHECKING:
     from typing import Any
 
+    from optmem.index import Index, Row
+
 SEPARATOR = "\n§\n"
 # Entries are joined by a line holding only `§` — split exactly as Hermes Agent splits them
 # ("\n§\n"; "\r\n§\r\n" too), so both tools see the same entries in the same file
@@ -1508,11 +1510,113 @@ class Shown(Value):
         )
 
 
+_FORKED_HOT = (
+    # an entry ended more than once (each `remove` journal record is retired), one of the ends a
+    # replacement (a removal corrected by the entry's new text)
+    "SELECT r.key FROM rec r WHERE r.key >= 'hot:' AND r.key < 'hot;' AND r.kind = ? AND r.retired != 0 "
+    "GROUP BY r.key, r.domain, r.project "
+    "HAVING count(DISTINCT r.n) > 1 AND max(EXISTS (SELECT 1 FROM cor c WHERE c.t = r.n)) = 1"
+)
+
+
+def forks(idx: Index) -> list[tuple[list[Row], str, str, str | None]]:
+    """Hot-memory entries edited two ways: an entry that `replace` (a journalled edit) turned
+    into two entries the file still holds both of — each clone replaced it, git's merge kept both
+    edits; or one clone removed it while another replaced it (the merge keeps the edit: nothing
+    is lost before someone decides). Read from the journal in the log, so every clone that synced
+    sees it, not only the one whose merge met it. The values are the journal records of the
+    versions held (and of the removal), with the key `hot:<file>:<entry id of the edited entry>`,
+    the file and its project.
+
+    A clone cannot end an entry twice without it being made again in between (once removed or
+    replaced, it is not in the file): two ends of one entry with no make between them were made
+    on two clones, neither having seen the other's. A removal a resolution settled (`resolves`
+    in a later journal record) is no longer in conflict."""
+    out: list[tuple[list[Row], str, str, str | None]] = []
+    # every read of `conflicts` passes here: only the files holding an entry ended twice are read
+    forked = {key[4:].rsplit(":", 1)[0] for (key,) in idx.conn.execute(_FORKED_HOT, (MEMORY,)).fetchall()}
+    for where in sorted(filter(None, map(hot_target, forked))):
+        target, project = where
+        try:
+            hot = load(idx.vault, target, project)
+        except OptmemError:  # doctor names it
+            continue
+        held = {entry_id(e) for e in hot.entries}
+        successors: dict[str, list[str]] = {}  # an entry → the entries that replaced it
+        made: dict[str, Row] = {}  # an entry → the journal record that last put it in the file
+        ends: dict[str, list[tuple[Row, str | None]]] = {}  # an entry → its ends since it was last made
+        together: list[tuple[str, list[tuple[Row, str | None]]]] = []  # ends of one entry made apart
+        settled: set[str] = set()  # journal records a resolution settled
+        for row in idx.journal(hot.name):
+            rec = idx.record(row)
+            step = journal_step(rec)
+            if step is None:
+                continue
+            entry, op, by = step[1], step[2], rec.extra.get("replaced_by")
+            resolves = rec.extra.get("resolves")
+            if isinstance(resolves, list):
+                settled.update(r for r in resolves if isinstance(r, str))
+            if op == "remove":
+                if isinstance(by, str):
+                    successors.setdefault(entry, []).append(by)
+                ends.setdefault(entry, []).append((row, by if isinstance(by, str) else None))
+            else:
+                made[entry] = row
+                together.append((entry, ends.pop(entry, [])))
+        together += ends.items()
+        removed: dict[str, list[Row]] = {}  # an entry → its removals made without seeing its edit
+        for entry, group in together:
+            plain = [r for r, by in group if by is None and r.id not in settled]
+            if plain and any(by is not None for _, by in group):
+                removed.setdefault(entry, []).extend(plain)
+        for entry, after in successors.items():
+            if entry in held:
+                continue
+            heads = [h for h in dict.fromkeys(_held_head(e, successors, held) for e in after) if h in made]
+            gone = removed.get(entry, []) if heads else []
+            if len(heads) + len(gone) > 1:
+                rows = gone + [made[h] for h in heads]
+                key = f"hot:{hot.name}:{entry}"
+                out.append((rows, key, hot.name, project))
+    return out
+
+
+def _held_head(entry: str, successors: dict[str, list[str]], held: set[str]) -> str | None:
+    """The entry the file holds now that `entry` became, following single edits; None when it
+    was removed, or forked again (that fork is a conflict of its own)."""
+    seen: set[str] = set()
+    while entry not in held:
+        after = successors.get(entry, [])
+        if len(after) != 1 or entry in seen:
+            return None
+        seen.add(entry)
+        entry = after[0]
+    return entry
+
+
+def hot_rivals(idx: Index, row: Row) -> list[Row]:
+    """The journal records of the other versions of a hot entry edited two ways (`forks`: what
+    `conflicts`, `context` and `stats` read) that `row` is one of; [] for any other record. Such a
+    conflict is keyed on the entry edited, each version on its own key — the index marks it on no
+    row —, so `search`, `get`, `history` and `show` ask here: one answer. Read once per state of
+    the log and the hot files on one index handle (`Index.memo`)."""
+    if row.kind != MEMORY or not (row.key or "").startswith("hot:"):
+        return []
+    state = (idx.lines(), idx.hot_noted())
+    memo = idx.memo.get("hot_rivals")
+    if memo is None or memo[0] != state:
+        rivals: dict[int, list[Row]] = {}
+        for rows, *_ in forks(idx):
+            for r in rows:
+                rivals.setdefault(r.n, []).extend(o for o in rows if o.n != r.n)
+        memo = idx.memo["hot_rivals"] = (state, rivals)
+    return list(memo[1].get(row.n, []))
+
+
 def forked_entries(vault: Vault) -> dict[str, set[str]]:
     """file → the ids of the entries it holds that are versions of one entry edited two ways (on
-    two clones, git keeping both: `facts.hot_forks`, what `conflicts` lists) — a vault whose
+    two clones, git keeping both: `forks`, what `conflicts` lists) — a vault whose
     index cannot be read marks none."""
-    from optmem import facts
     from optmem.index import open_index
     from optmem.stdlib import sqlite3
 
@@ -1521,7 +1625,7 @@ def forked_entries(vault: Vault) -> dict[str, set[str]]:
         return out
     try:
         with open_index(vault) as idx:
-            for rows, _ in facts.hot_forks(idx):
+            for rows, *_ in forks(idx):
                 for row in rows:
                     step = journal_step(idx.record(row))
                     if step is not None and step[2] != "remove":

@@ -991,6 +991,16 @@ class _Subjects:
         return ranking.held(words, self.of(newer), self.idfs)
 
 
+def _hot_forked(idx: Index, row: Row) -> bool:
+    """Whether a hit is one version of a hot entry edited two ways (`memory.hot_rivals`, what
+    `conflicts` reads); only a hot-memory journal record can be (memory is loaded for it alone)."""
+    if row.kind != MEMORY or not (row.key or "").startswith("hot:"):
+        return False
+    from optmem import memory
+
+    return bool(memory.hot_rivals(idx, row))
+
+
 def _order(
     scored: list[_Scored],
     q: Query,
@@ -1121,7 +1131,7 @@ def _order(
                 round(s.parts.score, 4),
                 explain,
                 cold_since=s.row.cold if s.parts.status == view.Status.COLD else None,
-                conflict=idx.disputed(s.row) and s.parts.status in view.LIVE,
+                conflict=(s.row.disputed or _hot_forked(idx, s.row)) and s.parts.status in view.LIVE,
                 guess=is_guess(s.row, q.now),
                 expired=view.is_expired(s.row, q.now),
                 unverified=s.row.tier == Tier.REDLINE and not _trusted(idx, q),
