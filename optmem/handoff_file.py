@@ -12,6 +12,7 @@ import re
 from optmem import fsio, view
 from optmem import meta as metamod
 from optmem import text as textmod
+from optmem.record import handoff_tag
 from optmem.value import Value
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing on `context`'s path)
@@ -99,7 +100,7 @@ class Handoff(Value):  # (a Value, not a dataclass: `context` reads one at every
         parts = [f"{_TITLES[s]}: " + "; ".join(getattr(self, s)) for s in SECTIONS if getattr(self, s)]
         if self.note:
             parts.append("Notes: " + " ".join(self.note.split()))
-        return f"[handoff {self.project}] " + " | ".join(parts)
+        return handoff_tag(self.project) + " | ".join(parts)
 
 
 def render_body(h: Handoff) -> str:

@@ -90,7 +90,7 @@ def own_access(root: Path) -> str | None:
     """The name of this clone's own recall file (as `access_files` names it): ACCESS.jsonl in a
     vault not split, this writer's in one that is — None while this clone has no writer id (it
     recalled nothing there). Read only, as `own_files`. Another clone's recalls, brought by a sync,
-    are in the other files: what that clone's sessions read, not this one's (`handoff.read_here`)."""
+    are in the other files: what that clone's sessions read, not this one's (`handoff._seen_by`)."""
     own = own_files(root)
     if own is None or own == LOG:
         return None if own is None else ACCESS

@@ -513,11 +513,16 @@ def strings(rec: Record) -> list[tuple[str, str]]:
     return out
 
 
+def handoff_tag(project: str | None) -> str:
+    """The tag optmem puts before a handoff record's items (`Handoff.summary`; `said` takes it off)."""
+    return f"[handoff {project}] "
+
+
 def said(rec: Record) -> str:
     """A record's text as its writer wrote it: a handoff's without the `[handoff PROJECT] ` tag optmem
     puts before its items (`Handoff.summary`), which the scanner would read as a bracket around an AI
     spoken to ("[handoff w] Next: CLI agent: drop the old column")."""
-    tag = f"[handoff {rec.project}] "
+    tag = handoff_tag(rec.project)
     return rec.text[len(tag) :] if rec.kind == HANDOFF and rec.text.startswith(tag) else rec.text
 
 

@@ -89,7 +89,7 @@ class Row(NamedTuple):
     touched: Annotated[float | None, Col("REAL", view=True)] = None  # latest recall (ACCESS.jsonl)
     shown: Annotated[float | None, Col("REAL", view=True)] = None  # latest time context showed it
     # latest recall of it this clone made (its own recall file, `layout.own_access`): what a writer
-    # here read (`handoff.read_here`) — another clone's recalls, brought by a sync, warm it all the same
+    # here read (`handoff._seen_by`) — another clone's recalls, brought by a sync, warm it all the same
     here: Annotated[float | None, Col("REAL", view=True)] = None
     cold: Annotated[float | None, Col("REAL", view=True)] = None  # latest sweep that cooled it
     conflict: Annotated[int, Col("INTEGER NOT NULL DEFAULT 0", view=True)] = 0  # a value of a key in conflict

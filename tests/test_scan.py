@@ -2090,6 +2090,7 @@ def test_a_finding_is_the_same_whatever_the_hash_seed():
             True,
         ),
         ("the key looks like LTAI followed by letters (LTAI****************)", False),
+        ("see LTAIPROJECTPLANNINGDOC in the shared drive", False),  # (capitals alone: an ID holds a digit)
         ("Mailchimp datacenters are named us1 … us21; the key ends -us7 or so", False),
         ("post to the channel's webhook.office.com address (Teams → Connectors)", False),
     ],
