@@ -223,9 +223,8 @@ class Vault:
 
     def own_access(self) -> str | None:
         """The name of this clone's own recall file (`layout.own_access`), found once a Vault (a
-        command, a warm handle's call): the index marks what this clone read from it. "None yet" (no
-        writer id) is asked again: a recall on this Vault may give the clone its writer id."""
-        if self._own_access is None or self._own_access[0] is None:
+        command, a warm handle's call): the index marks what this clone read from it."""
+        if self._own_access is None:
             self._own_access = (layout.own_access(self.root),)
         return self._own_access[0]
 
