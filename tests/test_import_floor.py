@@ -25,6 +25,24 @@ def compiled(body: str) -> int:
     return int(res.stdout.split("COMPILED")[1])
 
 
+def loaded_after(vault_path, commands: list[list[str]], modules, runs: int = 1) -> str:
+    """Run optmem's `commands` in one fresh process on the vault (`runs` times: a later run reads
+    optmem.toml from its cache) and print "RC <exit code(s)> LOADED <those of `modules` it imported>";
+    the last run's stdout and stderr."""
+    code = (
+        "import sys\n"
+        "from optmem.cli import run\n"
+        f"rcs = [run(['--vault', sys.argv[1], *argv]) for argv in {commands!r}]\n"
+        f"loaded = sorted(m for m in {tuple(modules)!r} if m in sys.modules)\n"
+        "print('RC', rcs if len(rcs) > 1 else rcs[0], 'LOADED', loaded)\n"
+    )
+    for _ in range(runs):
+        res = subprocess.run(
+            [sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG
+        )
+    return res.stdout + res.stderr
+
+
 def test_the_settings_sections_are_made_without_compiling_code():
     """A settings section is a plain class: a NamedTuple compiled its `__new__` from source and
     evaluated each field's `Annotated[…]` in every process (~5 ms for the ten sections)."""
@@ -81,16 +99,9 @@ def test_context_imports_no_dataclasses(cli, vault, vault_path):
     assert cli("add", "the staging server deploys from the release branch").exit_code == 0
     assert cli("append", "The backend port is 8080").exit_code == 0
     assert cli("handoff", "write", "-p", "webapp", "--next", "ship the release").exit_code == 0
-    code = (
-        "import sys\n"
-        "from optmem.cli import run\n"
-        "rc = run(['--vault', sys.argv[1], 'context', '-p', 'webapp', '--json'])\n"
-        "heavy = ('dataclasses', 'inspect', 'ast', 'typing')\n"
-        "print('RC', rc, 'LOADED', sorted(m for m in heavy if m in sys.modules))\n"
-    )
-    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
-    assert "RC 0 LOADED []" in res.stdout, res.stdout + res.stderr
-    assert "staging server deploys" in res.stdout and "ship the release" in res.stdout
+    out = loaded_after(vault_path, [["context", "-p", "webapp", "--json"]], ("dataclasses", "inspect", "ast", "typing"))
+    assert "RC 0 LOADED []" in out, out
+    assert "staging server deploys" in out and "ship the release" in out
 
 
 # -- a warm server's per-call cost --------------------------------------------------------------
@@ -279,16 +290,9 @@ def test_a_search_imports_nothing_of_the_write_side(cli, vault, vault_path):
         assert cli("append", text).exit_code == 0
     assert cli("append", "Bob moved JIRA-123 to done").exit_code == 0
     queries = ["staging server deploys", "数据库 迁移 计划", "what did Bob do with JIRA-123?", "zzqx"]
-    code = (
-        "import sys\n"
-        "from optmem.cli import run\n"
-        f"rcs = [run(['--vault', sys.argv[1], 'search', q]) for q in {queries!r}]\n"
-        f"print('RC', rcs, 'LOADED', [m for m in {NOT_ON_A_SEARCH!r} if m in sys.modules])\n"
-    )
-    command = [sys.executable, "-c", code, str(vault_path)]
-    for _ in range(2):  # (the first may read optmem.toml; the next reads its cache)
-        res = subprocess.run(command, capture_output=True, text=True, timeout=HANG)
-    assert "RC [0, 0, 0, 0] LOADED []" in res.stdout, res.stdout + res.stderr
+    # (run twice: the first may read optmem.toml; the next reads its cache)
+    out = loaded_after(vault_path, [["search", q] for q in queries], NOT_ON_A_SEARCH, runs=2)
+    assert "RC [0, 0, 0, 0] LOADED []" in out, out
 
 
 @pytest.mark.long
@@ -299,11 +303,5 @@ def test_doctor_uses_the_same_sqlite3_as_a_search(cli, vault, vault_path):
     command ran first."""
     assert cli("append", "the staging server deploys from the release branch").exit_code == 0
     assert cli("search", "staging").exit_code == 0  # (the index in step: doctor reads its rows)
-    code = (
-        "import sys\n"
-        "from optmem.cli import run\n"
-        "rc = run(['--vault', sys.argv[1], 'doctor', '--json'])\n"
-        "print('RC', rc, 'LOADED', [m for m in ('sqlite3', 'sqlite3.dbapi2') if m in sys.modules])\n"
-    )
-    res = subprocess.run([sys.executable, "-c", code, str(vault_path)], capture_output=True, text=True, timeout=HANG)
-    assert "RC 0 LOADED []" in res.stdout, res.stdout + res.stderr
+    out = loaded_after(vault_path, [["doctor", "--json"]], ("sqlite3", "sqlite3.dbapi2"))
+    assert "RC 0 LOADED []" in out, out
